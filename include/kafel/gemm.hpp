@@ -1,0 +1,90 @@
+// GEMM: C = alpha * op(A) * op(B) + beta * C on any device, any layout and leading dimension.
+// Also the float64 reference (the oracle of every test) and the verification of a result.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kafel/device.hpp"
+#include "kafel/matrix.hpp"
+#include "kafel/params.hpp"
+#include "kafel/types.hpp"
+
+namespace kafel {
+
+// The operation, independent of where the operands live. op(A) is m x k, op(B) k x n, C m x n.
+struct GemmDesc {
+  std::int64_t m = 0, n = 0, k = 0;
+  Op op_a = Op::N, op_b = Op::N;
+  double alpha = 1.0, beta = 0.0;
+  DType dtype = DType::f32;
+
+  double flops() const { return 2.0 * double(m) * double(n) * double(k); }
+  // Fewest bytes a device must move: A and B read once, C written (and read when beta != 0).
+  double min_bytes() const;
+  // "1024x1024x1024 NN f32" (m x n x k).
+  std::string shape() const;
+  // Throws InvalidArgument for negative sizes or sizes whose element counts overflow.
+  void validate() const;
+};
+
+struct GemmOptions {
+  std::string kernel;  // e.g. "cpu.naive"; empty = the device's default kernel for the type
+  Params params;       // overrides of the kernel's parameters (else tuned, else defaults)
+};
+
+struct GemmReport {
+  std::string kernel;
+  std::string config;     // parameters used and where they came from
+  double kernel_ms = 0;   // the kernel alone (device events where the backend has them)
+  double total_ms = 0;    // including transfers to and from the device
+};
+
+// Runs the GEMM. A, B, C may each be row- or column-major with any valid ld; all of `dtype`.
+// Shapes: op(A) m x k, op(B) k x n, C m x n; anything else throws InvalidArgument.
+GemmReport gemm(const Device& device, Op op_a, Op op_b, double alpha, const MatrixView& A,
+                const MatrixView& B, double beta, const MatrixView& C, const GemmOptions& opt = {});
+
+// Float64 reference: accumulates in double (int64 for i32, then wraps to 32 bits, as int32
+// kernels do) and rounds once into C's type. Any layouts; multi-threaded.
+void reference_gemm(Op op_a, Op op_b, double alpha, const MatrixView& A, const MatrixView& B,
+                    double beta, const MatrixView& C);
+
+enum class VerifyMethod { Auto, Full, Freivalds };
+
+struct VerifyOptions {
+  VerifyMethod method = VerifyMethod::Auto;
+  // Relative rounding the kernel applies to its operands beyond their storage type
+  // (tf32 tensor cores: 2^-11, bf16: 2^-8). 0 for kernels that compute in the storage type.
+  double input_roundoff = 0;
+  std::uint64_t seed = 12345;
+  // Auto uses Freivalds above this many multiply-adds (m*n*k).
+  double full_limit = 1.2e9;
+};
+
+struct VerifyResult {
+  bool passed = false;
+  std::string method;          // "exact", "full" or "freivalds"
+  double max_abs_err = 0;      // over C (full) or over C*x (Freivalds)
+  double rel_err = 0;          // ||C - C_ref||_F / ||C_ref||_F in float64 (same for C*x)
+  double worst_ratio = 0;      // max over elements of error / tolerance (passes when <= 1)
+  std::int64_t worst_i = -1, worst_j = -1;  // where the worst ratio is (j = -1 for Freivalds)
+  std::string message;         // one line, names the element on failure
+};
+
+// Checks `C` = alpha op(A) op(B) + beta C0. C0 is C before the call (ignored when beta == 0).
+// Tolerance per element: the rounding-error bound for a k-term dot product in the type,
+// (gamma_k + 2 u_in) |alpha| ||a_i|| ||b_j|| + 2u |beta c0| + u_out |c_ref|; i32 must be exact.
+VerifyResult verify_gemm(const GemmDesc& desc, const MatrixView& A, const MatrixView& B,
+                         const MatrixView& C0, const MatrixView& C, const VerifyOptions& opt = {});
+
+// The GEMM kernels compiled in for a device (names, types, one-line summaries).
+struct GemmKernelInfo {
+  std::string name;
+  std::string summary;
+  std::vector<DType> types;
+};
+std::vector<GemmKernelInfo> gemm_kernels(const Device& device);
+
+}  // namespace kafel

@@ -1,0 +1,127 @@
+// The GEMM entry point: validates shapes, normalises layouts, picks the kernel, runs the plan.
+// Normalisation lets every kernel assume row-major operands with op N or T.
+#include "kafel/gemm.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "core/backend.hpp"
+#include "kafel/error.hpp"
+
+namespace kafel {
+namespace {
+
+std::string dims(std::int64_t r, std::int64_t c) {
+  return std::to_string(r) + "x" + std::to_string(c);
+}
+
+// A column-major operand seen row-major is its transpose, so its op flips.
+void to_row_major(MatrixView& v, Op& op) {
+  if (v.layout == Layout::ColMajor) {
+    v = v.transposed();
+    op = op == Op::N ? Op::T : Op::N;
+  }
+}
+
+}  // namespace
+
+double GemmDesc::min_bytes() const {
+  const double es = double(dtype_size(dtype));
+  const double c_passes = beta != 0.0 ? 2.0 : 1.0;
+  return es * (double(m) * double(k) + double(k) * double(n) + c_passes * double(m) * double(n));
+}
+
+std::string GemmDesc::shape() const {
+  return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " " +
+         std::string(to_string(op_a)) + std::string(to_string(op_b)) + " " +
+         std::string(to_string(dtype));
+}
+
+void GemmDesc::validate() const {
+  if (m < 0 || n < 0 || k < 0)
+    throw InvalidArgument("GEMM sizes must not be negative (m=" + std::to_string(m) +
+                          ", n=" + std::to_string(n) + ", k=" + std::to_string(k) + ")");
+  const double limit = double(std::numeric_limits<std::int64_t>::max()) / 16;
+  if (double(m) * double(k) > limit || double(k) * double(n) > limit ||
+      double(m) * double(n) > limit)
+    throw InvalidArgument("GEMM sizes m=" + std::to_string(m) + ", n=" + std::to_string(n) +
+                          ", k=" + std::to_string(k) + " are too large to address");
+  if (!std::isfinite(alpha) || !std::isfinite(beta))
+    throw InvalidArgument("alpha and beta must be finite");
+}
+
+GemmArgs normalize_gemm(Op op_a, Op op_b, double alpha, const MatrixView& A_in,
+                        const MatrixView& B_in, double beta, const MatrixView& C_in) {
+  A_in.validate("A");
+  B_in.validate("B");
+  C_in.validate("C");
+  if (A_in.dtype != B_in.dtype || A_in.dtype != C_in.dtype)
+    throw InvalidArgument("A, B and C must have one element type (got " +
+                          std::string(to_string(A_in.dtype)) + ", " +
+                          std::string(to_string(B_in.dtype)) + ", " +
+                          std::string(to_string(C_in.dtype)) + ")");
+  const std::int64_t m = op_a == Op::N ? A_in.rows : A_in.cols;
+  const std::int64_t ka = op_a == Op::N ? A_in.cols : A_in.rows;
+  const std::int64_t kb = op_b == Op::N ? B_in.rows : B_in.cols;
+  const std::int64_t n = op_b == Op::N ? B_in.cols : B_in.rows;
+  if (ka != kb)
+    throw InvalidArgument("inner dimensions differ: op(A) is " + dims(m, ka) + ", op(B) is " +
+                          dims(kb, n));
+  if (C_in.rows != m || C_in.cols != n)
+    throw InvalidArgument("C is " + dims(C_in.rows, C_in.cols) + " but op(A)*op(B) is " +
+                          dims(m, n));
+
+  MatrixView A = A_in, B = B_in, C = C_in;
+  if (C.layout == Layout::ColMajor) {
+    // C^T = op(B)^T op(A)^T, with C^T row-major: swap operands, each seen transposed.
+    C = C.transposed();
+    MatrixView a2 = B.transposed(), b2 = A.transposed();
+    std::swap(op_a, op_b);
+    A = a2;
+    B = b2;
+  }
+  to_row_major(A, op_a);
+  to_row_major(B, op_b);
+
+  GemmArgs args;
+  args.desc = GemmDesc{C.rows, C.cols, ka, op_a, op_b, alpha, beta, C.dtype};
+  args.desc.validate();
+  args.a = A.data;
+  args.lda = A.ld;
+  args.b = B.data;
+  args.ldb = B.ld;
+  args.c = C.data;
+  args.ldc = C.ld;
+  return args;
+}
+
+GemmReport gemm(const Device& device, Op op_a, Op op_b, double alpha, const MatrixView& A,
+                const MatrixView& B, double beta, const MatrixView& C, const GemmOptions& opt) {
+  const auto start = std::chrono::steady_clock::now();
+  GemmArgs args = normalize_gemm(op_a, op_b, alpha, A, B, beta, C);
+  const Backend& backend = backend_of(device);
+  const std::string name =
+      opt.kernel.empty() ? backend.default_gemm_kernel(device, args.desc.dtype) : opt.kernel;
+  const GemmKernel& kernel = find_gemm_kernel(device, name);
+  if (!kernel.supports(args.desc.dtype))
+    throw Unsupported("kernel " + kernel.name + " does not support " +
+                      std::string(to_string(args.desc.dtype)));
+  std::string source;
+  const Params params = choose_params(kernel, device, args.desc, opt.params, &source);
+
+  GemmReport report;
+  report.kernel = kernel.name;
+  report.config = params.empty() ? source : format_params(params) + " (" + source + ")";
+  if (args.desc.m == 0 || args.desc.n == 0) return report;  // nothing to compute or write
+  auto plan = kernel.make_plan(device, args.desc, params);
+  plan->load(args, 1);
+  report.kernel_ms = plan->run(0);
+  plan->fetch();
+  report.total_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+}  // namespace kafel

@@ -1,0 +1,111 @@
+// Owning matrices with aligned storage, validation of views, and fills for tests and tools.
+// Allocation failures become kafel::OutOfMemory with the size asked for.
+#include "kafel/matrix.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "kafel/error.hpp"
+
+namespace kafel {
+
+std::int64_t MatrixView::span() const {
+  if (rows <= 0 || cols <= 0) return 0;
+  return layout == Layout::RowMajor ? (rows - 1) * ld + cols : (cols - 1) * ld + rows;
+}
+
+void MatrixView::validate(const char* what) const {
+  const std::string name = what ? what : "matrix";
+  if (rows < 0 || cols < 0)
+    throw InvalidArgument(name + ": negative size " + std::to_string(rows) + "x" +
+                          std::to_string(cols));
+  const std::int64_t inner = layout == Layout::RowMajor ? cols : rows;
+  if (ld < std::max<std::int64_t>(inner, 1))
+    throw InvalidArgument(name + ": leading dimension " + std::to_string(ld) + " < " +
+                          std::to_string(std::max<std::int64_t>(inner, 1)) + " (" +
+                          std::string(to_string(layout)) + "-major " + std::to_string(rows) + "x" +
+                          std::to_string(cols) + ")");
+  if (data == nullptr && rows > 0 && cols > 0)
+    throw InvalidArgument(name + ": null data for a non-empty matrix");
+}
+
+void Matrix::Free::operator()(void* p) const { std::free(p); }
+
+Matrix::Matrix(DType dtype, std::int64_t rows, std::int64_t cols, Layout layout, std::int64_t ld) {
+  if (rows < 0 || cols < 0)
+    throw InvalidArgument("matrix size " + std::to_string(rows) + "x" + std::to_string(cols) +
+                          " is negative");
+  const std::int64_t inner = layout == Layout::RowMajor ? cols : rows;
+  const std::int64_t outer = layout == Layout::RowMajor ? rows : cols;
+  if (ld == 0) ld = std::max<std::int64_t>(inner, 1);
+  const double elems = double(outer) * double(ld);
+  const double bytes = elems * double(dtype_size(dtype));
+  if (bytes > double(std::numeric_limits<std::int64_t>::max() / 2))
+    throw OutOfMemory("matrix " + std::to_string(rows) + "x" + std::to_string(cols) +
+                      " is too large to address");
+  bytes_ = static_cast<std::size_t>(bytes);
+  const std::size_t alloc = std::max<std::size_t>(64, (bytes_ + 63) / 64 * 64);
+  void* p = std::aligned_alloc(64, alloc);
+  if (!p)
+    throw OutOfMemory("cannot allocate " + std::to_string(alloc) + " bytes for a " +
+                      std::to_string(rows) + "x" + std::to_string(cols) + " " +
+                      std::string(to_string(dtype)) + " matrix");
+  std::memset(p, 0, alloc);
+  storage_.reset(p);
+  view_ = MatrixView{dtype, p, rows, cols, ld, layout};
+  view_.validate("matrix");
+}
+
+Matrix Matrix::clone() const {
+  Matrix out(view_.dtype, view_.rows, view_.cols, view_.layout, view_.ld);
+  if (bytes_) std::memcpy(out.data(), data(), bytes_);
+  return out;
+}
+
+void fill_random_normal(const MatrixView& m, std::mt19937_64& rng, double mean, double stddev) {
+  std::normal_distribution<double> normal(mean, stddev);
+  std::uniform_int_distribution<int> ints(-8, 8);
+  for (std::int64_t i = 0; i < m.rows; ++i)
+    for (std::int64_t j = 0; j < m.cols; ++j)
+      m.set(i, j, m.dtype == DType::i32 ? double(ints(rng)) : normal(rng));
+}
+
+void fill_random_integers(const MatrixView& m, std::mt19937_64& rng, int lo, int hi) {
+  std::uniform_int_distribution<int> ints(lo, hi);
+  for (std::int64_t i = 0; i < m.rows; ++i)
+    for (std::int64_t j = 0; j < m.cols; ++j) m.set(i, j, double(ints(rng)));
+}
+
+void poison(const MatrixView& m) {
+  const std::int64_t n = m.span();
+  const double value =
+      m.dtype == DType::i32 ? -1234567.0 : std::numeric_limits<double>::quiet_NaN();
+  const std::size_t es = dtype_size(m.dtype);
+  for (std::int64_t e = 0; e < n; ++e)
+    store_from_double(m.dtype, static_cast<char*>(m.data) + e * es, value);
+}
+
+void copy(const MatrixView& src, const MatrixView& dst) {
+  if (src.rows != dst.rows || src.cols != dst.cols)
+    throw InvalidArgument("copy: shapes differ (" + std::to_string(src.rows) + "x" +
+                          std::to_string(src.cols) + " vs " + std::to_string(dst.rows) + "x" +
+                          std::to_string(dst.cols) + ")");
+  const bool same_bits = src.dtype == dst.dtype && src.layout == dst.layout;
+  for (std::int64_t i = 0; i < src.rows; ++i) {
+    if (same_bits && src.layout == Layout::RowMajor) {
+      std::memcpy(dst.address(i, 0), src.address(i, 0), src.cols * dtype_size(src.dtype));
+      continue;
+    }
+    for (std::int64_t j = 0; j < src.cols; ++j) {
+      if (src.dtype == dst.dtype)
+        std::memcpy(dst.address(i, j), src.address(i, j), dtype_size(src.dtype));
+      else
+        dst.set(i, j, src.get(i, j));
+    }
+  }
+}
+
+}  // namespace kafel

@@ -1,0 +1,235 @@
+// Verification of a GEMM result against the float64 reference: exact for int32, a rigorous
+// per-element rounding bound for floats, or Freivalds' O(n^2) random-vector check when large.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cpu/reference.hpp"
+#include "kafel/error.hpp"
+#include "kafel/gemm.hpp"
+
+namespace kafel {
+namespace {
+
+struct Norms {
+  std::vector<double> row_a;  // ||row i of op(A)||_2
+  std::vector<double> col_b;  // ||column j of op(B)||_2
+};
+
+double op_get(const MatrixView& X, Op op, std::int64_t i, std::int64_t j) {
+  return op == Op::N ? X.get(i, j) : X.get(j, i);
+}
+
+Norms operand_norms(const GemmDesc& d, const MatrixView& A, const MatrixView& B) {
+  Norms n{std::vector<double>(d.m, 0.0), std::vector<double>(d.n, 0.0)};
+  for (std::int64_t i = 0; i < d.m; ++i)
+    for (std::int64_t p = 0; p < d.k; ++p) n.row_a[i] += std::pow(op_get(A, d.op_a, i, p), 2);
+  for (std::int64_t p = 0; p < d.k; ++p)
+    for (std::int64_t j = 0; j < d.n; ++j) n.col_b[j] += std::pow(op_get(B, d.op_b, p, j), 2);
+  for (auto& v : n.row_a) v = std::sqrt(v);
+  for (auto& v : n.col_b) v = std::sqrt(v);
+  return n;
+}
+
+// Rounding constants of the bound documented in gemm.hpp.
+struct Bound {
+  double product;  // multiplies |alpha| ||a_i|| ||b_j||
+  double scale;    // multiplies |beta c0|
+  double output;   // multiplies |c_ref|
+  double floor;    // absolute floor (subnormal rounding of the output type)
+};
+
+Bound bound_for(const GemmDesc& d, double input_roundoff) {
+  const double u = d.dtype == DType::f64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
+  const double ku = double(d.k + 2) * u;
+  const double gamma = ku / std::max(1e-3, 1.0 - ku);
+  const double out = unit_roundoff(d.dtype);
+  const double floor = d.dtype == DType::f16 ? std::ldexp(1.0, -24) : 1e-300;
+  // Factor 2 covers the alpha and beta multiplications and the final addition.
+  return {2.0 * (gamma + 2.0 * input_roundoff), 4.0 * u, 2.0 * out, floor};
+}
+
+std::string where(std::int64_t i, std::int64_t j) {
+  return j < 0 ? "row " + std::to_string(i) + " of C*x"
+               : "C(" + std::to_string(i) + "," + std::to_string(j) + ")";
+}
+
+void finish(VerifyResult& r, double err2, double ref2, const std::string& what) {
+  r.rel_err = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+  r.passed = r.worst_ratio <= 1.0;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%s: max abs err %.3g, rel err %.3g, worst %s at %.3g of tolerance",
+                r.passed ? "PASS" : "FAIL", r.max_abs_err, r.rel_err,
+                where(r.worst_i, r.worst_j).c_str(), r.worst_ratio);
+  r.message = std::string(buf) + (what.empty() ? "" : " (" + what + ")");
+}
+
+// Accounts one element: NaN in the result where the reference is finite is an infinite error.
+void account(VerifyResult& r, double got, double ref, double tol, std::int64_t i, std::int64_t j,
+             double& err2, double& ref2) {
+  double err = std::fabs(got - ref);
+  if (std::isnan(ref) && std::isnan(got)) err = 0;
+  if (std::isnan(err) || std::isinf(err)) err = INFINITY;
+  // A non-finite error or tolerance (NaN/Inf in the result) can never pass.
+  const double ratio = err == 0 ? 0 : (std::isfinite(err) && tol > 0 ? err / tol : INFINITY);
+  if (ratio > r.worst_ratio || r.worst_i < 0) {
+    r.worst_ratio = ratio;
+    r.worst_i = i;
+    r.worst_j = j;
+  }
+  r.max_abs_err = std::max(r.max_abs_err, err);
+  err2 += err * err;
+  if (std::isfinite(ref)) ref2 += ref * ref;
+}
+
+VerifyResult verify_exact(const GemmDesc& d, const MatrixView& A, const MatrixView& B,
+                          const MatrixView& C0, const MatrixView& C) {
+  VerifyResult r;
+  r.method = "exact";
+  const auto ref = cpu::reference_i32(d.op_a, d.op_b, d.alpha, A, B, d.beta, C0);
+  double err2 = 0, ref2 = 0;
+  for (std::int64_t i = 0; i < d.m; ++i)
+    for (std::int64_t j = 0; j < d.n; ++j) {
+      const double want = ref[i * d.n + j], got = C.at<std::int32_t>(i, j);
+      account(r, got, want, 0.5, i, j, err2, ref2);
+    }
+  finish(r, err2, ref2, "");
+  return r;
+}
+
+VerifyResult verify_full(const GemmDesc& d, const MatrixView& A, const MatrixView& B,
+                         const MatrixView& C0, const MatrixView& C, const VerifyOptions& opt) {
+  VerifyResult r;
+  r.method = "full";
+  const auto ref = cpu::reference_f64(d.op_a, d.op_b, d.alpha, A, B, d.beta, C0);
+  const Norms nrm = operand_norms(d, A, B);
+  const Bound bd = bound_for(d, opt.input_roundoff);
+  double err2 = 0, ref2 = 0;
+  for (std::int64_t i = 0; i < d.m; ++i)
+    for (std::int64_t j = 0; j < d.n; ++j) {
+      const double want = ref[i * d.n + j];
+      const double c0 = d.beta != 0 ? std::fabs(d.beta * C0.get(i, j)) : 0.0;
+      const double tol = bd.product * std::fabs(d.alpha) * nrm.row_a[i] * nrm.col_b[j] +
+                         bd.scale * c0 + bd.output * std::fabs(want) + bd.floor;
+      account(r, C.get(i, j), want, tol, i, j, err2, ref2);
+    }
+  finish(r, err2, ref2, "");
+  return r;
+}
+
+// y = op(X) * x for a row-major or column-major view, in double.
+std::vector<double> apply(const MatrixView& X, Op op, std::int64_t rows, std::int64_t cols,
+                          const std::vector<double>& x) {
+  std::vector<double> y(rows, 0.0);
+  for (std::int64_t i = 0; i < rows; ++i) {
+    double s = 0;
+    for (std::int64_t j = 0; j < cols; ++j) s += op_get(X, op, i, j) * x[j];
+    y[i] = s;
+  }
+  return y;
+}
+
+// Integer Freivalds: exact in the ring of integers modulo 2^32.
+VerifyResult verify_freivalds_int(const GemmDesc& d, const MatrixView& A, const MatrixView& B,
+                                  const MatrixView& C0, const MatrixView& C, std::uint64_t seed) {
+  VerifyResult r;
+  r.method = "freivalds";
+  std::mt19937_64 rng(seed);
+  const auto al = static_cast<std::uint32_t>(static_cast<std::int32_t>(d.alpha));
+  const auto be = static_cast<std::uint32_t>(static_cast<std::int32_t>(d.beta));
+  auto u32 = [](const MatrixView& X, Op op, std::int64_t i, std::int64_t j) {
+    return static_cast<std::uint32_t>(op == Op::N ? X.at<std::int32_t>(i, j)
+                                                  : X.at<std::int32_t>(j, i));
+  };
+  for (int trial = 0; trial < 2; ++trial) {
+    std::vector<std::uint32_t> x(d.n), bx(d.k, 0u);
+    for (auto& v : x) v = static_cast<std::uint32_t>(rng()) | 1u;
+    for (std::int64_t p = 0; p < d.k; ++p)
+      for (std::int64_t j = 0; j < d.n; ++j) bx[p] += u32(B, d.op_b, p, j) * x[j];
+    for (std::int64_t i = 0; i < d.m; ++i) {
+      std::uint32_t want = 0, got = 0, c0x = 0;
+      for (std::int64_t p = 0; p < d.k; ++p) want += u32(A, d.op_a, i, p) * bx[p];
+      for (std::int64_t j = 0; j < d.n; ++j) {
+        got += u32(C, Op::N, i, j) * x[j];
+        if (d.beta != 0) c0x += u32(C0, Op::N, i, j) * x[j];
+      }
+      want = al * want + be * c0x;
+      if (want != got && r.worst_ratio == 0) {
+        r.worst_ratio = INFINITY;
+        r.worst_i = i;
+        r.max_abs_err = INFINITY;
+      }
+    }
+  }
+  finish(r, r.worst_ratio == 0 ? 0 : 1, 1, "modulo 2^32");
+  return r;
+}
+
+VerifyResult verify_freivalds(const GemmDesc& d, const MatrixView& A, const MatrixView& B,
+                              const MatrixView& C0, const MatrixView& C, const VerifyOptions& opt) {
+  if (d.dtype == DType::i32) return verify_freivalds_int(d, A, B, C0, C, opt.seed);
+  VerifyResult r;
+  r.method = "freivalds";
+  std::mt19937_64 rng(opt.seed);
+  const Norms nrm = operand_norms(d, A, B);
+  const Bound bd = bound_for(d, opt.input_roundoff);
+  double sum_nb = 0;
+  for (double v : nrm.col_b) sum_nb += v;
+  const double u64 = std::ldexp(1.0, -52) * double(d.n + d.k + 2);
+  double err2 = 0, ref2 = 0;
+  for (int trial = 0; trial < 2; ++trial) {
+    std::vector<double> x(d.n);
+    for (auto& v : x) v = (rng() & 1) ? 1.0 : -1.0;
+    const auto bx = apply(B, d.op_b, d.k, d.n, x);
+    const auto abx = apply(A, d.op_a, d.m, d.k, bx);
+    for (std::int64_t i = 0; i < d.m; ++i) {
+      double got = 0, c0x = 0, abs_c = 0, abs_c0 = 0;
+      for (std::int64_t j = 0; j < d.n; ++j) {
+        const double c = C.get(i, j);
+        got += c * x[j];
+        abs_c += std::fabs(c);
+        if (d.beta != 0) {
+          const double c0 = C0.get(i, j);
+          c0x += c0 * x[j];
+          abs_c0 += std::fabs(c0);
+        }
+      }
+      const double want = d.alpha * abx[i] + (d.beta != 0 ? d.beta * c0x : 0.0);
+      const double prod = std::fabs(d.alpha) * nrm.row_a[i] * sum_nb;
+      const double tol = bd.product * prod + bd.scale * std::fabs(d.beta) * abs_c0 +
+                         bd.output * abs_c + u64 * (prod + abs_c + std::fabs(d.beta) * abs_c0) +
+                         bd.floor * double(d.n);
+      account(r, got, want, tol, i, -1, err2, ref2);
+    }
+  }
+  finish(r, err2, ref2, "");
+  return r;
+}
+
+}  // namespace
+
+VerifyResult verify_gemm(const GemmDesc& d, const MatrixView& A, const MatrixView& B,
+                         const MatrixView& C0, const MatrixView& C, const VerifyOptions& opt) {
+  d.validate();
+  if (C.rows != d.m || C.cols != d.n || C0.rows != d.m || C0.cols != d.n)
+    throw InvalidArgument("verify: C is " + std::to_string(C.rows) + "x" + std::to_string(C.cols) +
+                          ", expected " + std::to_string(d.m) + "x" + std::to_string(d.n));
+  if (d.m == 0 || d.n == 0) {
+    VerifyResult r;
+    r.passed = true;
+    r.method = "empty";
+    r.message = "PASS: empty result";
+    return r;
+  }
+  const double work = double(d.m) * double(d.n) * double(d.k);
+  const bool freivalds = opt.method == VerifyMethod::Freivalds ||
+                         (opt.method == VerifyMethod::Auto && work > opt.full_limit);
+  if (freivalds) return verify_freivalds(d, A, B, C0, C, opt);
+  if (d.dtype == DType::i32) return verify_exact(d, A, B, C0, C);
+  return verify_full(d, A, B, C0, C, opt);
+}
+
+}  // namespace kafel
