@@ -1,0 +1,103 @@
+// File formats: the lecture's matmul.dat, NumPy .npy and raw float32 sample files.
+// Every reader validates sizes strictly and throws IoError / InvalidArgument / OutOfMemory.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kafel/matrix.hpp"
+#include "kafel/types.hpp"
+
+namespace kafel {
+
+// ---- host memory -------------------------------------------------------------------------
+
+// Bytes of host memory available for new allocations (MemAvailable, else free physical pages).
+std::uint64_t host_memory_available();
+// Throws OutOfMemory when `bytes` exceed what the host has available; `what` names the request.
+void check_host_memory(double bytes, const std::string& what);
+
+// Throws InvalidArgument naming `what` and the first element that is NaN or infinite
+// ("'m.dat': A holds NaN at (3, 7)"). Integer matrices always pass.
+void check_finite(const MatrixView& m, const std::string& what);
+
+// ---- matmul.dat --------------------------------------------------------------------------
+// int32 m, p, n (native little-endian), then A (m x p), B (p x n), C = A*B (m x n), all float32
+// row-major. Sizes must be positive; the file length must match the header exactly.
+
+struct MatmulData {
+  Matrix a;  // m x p
+  Matrix b;  // p x n
+  Matrix c;  // m x n, the product stored in the file
+};
+
+MatmulData read_matmul_dat(const std::string& path);
+// Writes any f32 views of matching shapes (any layout / ld); sizes must fit in int32.
+void write_matmul_dat(const std::string& path, const MatrixView& a, const MatrixView& b,
+                      const MatrixView& c);
+// Random normal A and B (seeded) and C = A*B accumulated in float64, rounded once to `dtype`.
+MatmulData make_matmul_data(std::int64_t m, std::int64_t p, std::int64_t n, std::uint64_t seed,
+                            DType dtype = DType::f32);
+
+// ---- NumPy .npy --------------------------------------------------------------------------
+// Versions 1.0, 2.0 and 3.0; dtypes <f4, <f8, <i4 and <f2 (f16 storage); C or Fortran order;
+// 1-D (read as a 1 x n row) or 2-D. Fortran order reads as a column-major Matrix.
+
+struct NpyHeader {
+  DType dtype = DType::f32;
+  std::vector<std::int64_t> shape;
+  bool fortran_order = false;
+  int major_version = 1;
+  std::uint64_t data_offset = 0;  // bytes before the array data
+};
+
+NpyHeader read_npy_header(const std::string& path);
+Matrix read_npy(const std::string& path, NpyHeader* header = nullptr);
+// Writes a 2-D array (C order for row-major views, Fortran order for column-major ones), or a
+// 1-D array when `one_d` is set and the view has one row or one column.
+void write_npy(const std::string& path, const MatrixView& m, bool one_d = false);
+
+// ---- raw float32 samples -----------------------------------------------------------------
+// Planar: channel 0's samples, then channel 1's, ... (channels x N row-major).
+// Interleaved: sample 0 of every channel, then sample 1, ... (as ADCs deliver; N x channels).
+// Either way a file reads as a channels x N f32 Matrix: row-major for planar, column-major for
+// interleaved (no reordering copy).
+
+// SampleLayout and parse_sample_layout live in kafel/types.hpp (shared with covariance).
+
+Matrix read_raw_samples(const std::string& path, std::int64_t channels, SampleLayout layout);
+// Writes a channels x N view (any layout / ld) as raw float32 in the given file layout.
+void write_raw_samples(const std::string& path, const MatrixView& samples, SampleLayout layout);
+
+// Reads a raw float32 stream block after block from a file or stdin ("-").
+// Each block holds `samples_per_block` samples of every channel in the given layout. The last
+// block may be shorter (interleaved only: a planar block cannot be cut); a stream that ends
+// inside a sample frame is an IoError.
+class SampleStream {
+ public:
+  SampleStream(const std::string& path, std::int64_t channels, std::int64_t samples_per_block,
+               SampleLayout layout);
+  ~SampleStream();
+  SampleStream(const SampleStream&) = delete;
+  SampleStream& operator=(const SampleStream&) = delete;
+
+  // Fills `block` (reallocated to channels x samples when needed) with the next block.
+  // Returns false at the end of the stream.
+  bool next(Matrix& block);
+  std::int64_t blocks_read() const { return blocks_; }
+
+ private:
+  std::string path_;
+  std::FILE* file_ = nullptr;
+  bool owns_file_ = false;
+  std::int64_t channels_, samples_;
+  SampleLayout layout_;
+  std::int64_t blocks_ = 0;
+  bool done_ = false;
+};
+
+}  // namespace kafel

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# README command 1: installs what is needed, builds, then runs the main job on this machine:
+# the device list, the verified GEMM ladder on every backend present (CPU always, OpenCL and
+# CUDA when found) beside the installed baselines, and the radar covariance case on the best
+# device with its 50 ms verdict. Results (JSON, CSV, PNG) go to ./results.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+bash scripts/build.sh
+K=./build/tools/kafel/kafel
+R=${RESULTS_DIR:-results}
+mkdir -p "$R"
+
+echo "== devices =="
+"$K" devices --json "$R/devices.json"
+best=$("$K" devices --best)
+echo "best device: $best"
+
+has() { grep -q "\"backend\": *\"$1\"" "$R/devices.json"; }
+plot() { python3 bench/plot.py "$1" -o "${1%.json}.png" || /usr/bin/python3 bench/plot.py "$1" -o "${1%.json}.png"; }
+
+echo "== CPU ladder (vs OpenBLAS) =="
+"$K" bench --device cpu --kernels all --sizes 256,512,1024 --types f32 --vs openblas \
+  --json "$R/ladder-cpu.json" --csv "$R/ladder-cpu.csv"
+plot "$R/ladder-cpu.json"
+
+if has opencl; then
+  echo "== OpenCL ladder (vs CLBlast) =="
+  "$K" bench --device opencl --kernels all --sizes 256,512,1024 --types f32 --vs clblast \
+    --json "$R/ladder-opencl.json" --csv "$R/ladder-opencl.csv"
+  plot "$R/ladder-opencl.json"
+fi
+
+if has cuda; then
+  echo "== CUDA ladder (vs cuBLAS) =="
+  "$K" bench --device cuda:0 --kernels all --sizes 1024,2048,4096 --types f32 --vs cublas \
+    --json "$R/ladder-cuda.json" --csv "$R/ladder-cuda.csv"
+  plot "$R/ladder-cuda.json"
+fi
+
+echo "== radar covariance: 10 channels x 4,194,304 samples, 20 blocks/s, 50 ms budget =="
+"$K" cov --device "$best" --channels 10 --samples 4194304 --signal seed --blocks 40 --rate 20 \
+  --json "$R/radar.json"
+echo "results in $R/"

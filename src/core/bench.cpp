@@ -1,0 +1,208 @@
+// The benchmark harness: random operands, one verified run, then warm-up and timed runs.
+// Nothing is timed before the result has been checked against the float64 reference.
+#include "core/bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <sstream>
+
+#include "io/file_util.hpp"
+#include "kafel/error.hpp"
+#include "kafel/io.hpp"
+#include "kafel/matrix.hpp"
+
+namespace kafel {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// The operands of one benchmark, stored as the kernels see them (row-major, tight).
+struct Operands {
+  Matrix a, b, c0, c;
+  GemmArgs args;
+};
+
+// Host memory for A, B, C0 and C, and device memory for one copy; throws OutOfMemory.
+void check_fits(const Device& dev, const GemmDesc& d) {
+  const double bytes =
+      (double(d.m) * double(d.k) + double(d.k) * double(d.n) + double(d.m) * double(d.n)) *
+      double(dtype_size(d.dtype));
+  check_host_memory(bytes + double(d.m) * double(d.n) * double(dtype_size(d.dtype)),
+                    "the operands of " + d.shape());
+  if (dev.global_memory && bytes > double(dev.global_memory)) {
+    throw OutOfMemory("the operands of " + d.shape() + " need " + io_detail::human_bytes(bytes) +
+                      " but " + dev.id + " has " +
+                      io_detail::human_bytes(double(dev.global_memory)));
+  }
+}
+
+Operands make_operands(const GemmDesc& d, std::uint64_t seed) {
+  Operands o;
+  bool ta = d.op_a == Op::T, tb = d.op_b == Op::T;
+  o.a = Matrix(d.dtype, ta ? d.k : d.m, ta ? d.m : d.k);
+  o.b = Matrix(d.dtype, tb ? d.n : d.k, tb ? d.k : d.n);
+  o.c0 = Matrix(d.dtype, d.m, d.n);
+  std::mt19937_64 rng(seed);
+  fill_random_normal(o.a, rng);
+  fill_random_normal(o.b, rng);
+  if (d.beta != 0) fill_random_normal(o.c0, rng);
+  o.c = o.c0.clone();
+  if (d.beta == 0) poison(o.c);  // beta == 0 must not read C; unwritten elements then fail
+  o.args = GemmArgs{d, o.a.data(), o.a.cols(), o.b.data(), o.b.cols(), o.c.data(), o.c.cols()};
+  return o;
+}
+
+double gflops(double flops, double ms) {
+  return ms > 0 ? flops / (ms * 1e6) : 0;
+}
+
+BenchRecord base_record(const Device& dev, const GemmKernel& kernel, const GemmDesc& d) {
+  BenchRecord r;
+  r.kernel = kernel.name;
+  r.baseline = kernel.baseline;
+  r.device = dev.id;
+  r.device_name = dev.name;
+  r.type = std::string(to_string(d.dtype));
+  r.m = d.m;
+  r.n = d.n;
+  r.k = d.k;
+  r.op = std::string(to_string(d.op_a)) + std::string(to_string(d.op_b));
+  return r;
+}
+
+void set_skipped(BenchRecord& r, const std::string& why) {
+  r.status = "skipped";
+  r.error = "skipped: " + why;
+}
+
+void set_failed(BenchRecord& r, const std::string& why) {
+  r.status = "failed";
+  r.error = why;
+  r.median_ms = r.best_ms = r.gflops = r.best_gflops = r.peak_pct = r.total_ms = 0;
+}
+
+// Runs slot 0 once and checks it; returns false (record failed) when it does not verify.
+bool verified_run(GemmPlan& plan, const GemmKernel& kernel, const GemmDesc& d, Operands& o,
+                  const BenchOptions& opt, BenchRecord& r) {
+  plan.run(0);
+  plan.fetch();
+  VerifyOptions vo = opt.verify;
+  vo.input_roundoff = kernel.input_roundoff;
+  VerifyResult v = verify_gemm(d, o.a, o.b, o.c0, o.c, vo);
+  r.verified = v.passed;
+  r.verify_method = v.method;
+  r.max_abs_err = v.max_abs_err;
+  r.rel_err = v.rel_err;
+  if (!v.passed) set_failed(r, "verification failed: " + v.message);
+  return v.passed;
+}
+
+void timed_runs(GemmPlan& plan, int slots, const BenchOptions& opt, BenchRecord& r) {
+  int next = 1 % slots;
+  auto t0 = Clock::now();
+  for (r.warmup = 0; r.warmup < opt.warmup && ms_since(t0) < opt.warmup_budget_ms; ++r.warmup) {
+    plan.run(next);
+    next = (next + 1) % slots;
+  }
+  std::vector<double> times;
+  for (int i = 0; i < std::max(1, opt.reps); ++i) {
+    times.push_back(plan.run(next));
+    next = (next + 1) % slots;
+  }
+  r.reps = int(times.size());
+  std::sort(times.begin(), times.end());
+  std::size_t h = times.size() / 2;
+  r.median_ms = times.size() % 2 ? times[h] : 0.5 * (times[h - 1] + times[h]);
+  r.best_ms = times.front();
+}
+
+// Load + run + fetch on a fresh plan, as a user calling kafel::gemm would see it.
+double total_time(const Device& dev, const GemmKernel& kernel, const GemmDesc& d,
+                  const Params& params, Operands& o, int repeats) {
+  std::vector<double> totals;
+  for (int i = 0; i < repeats; ++i) {
+    auto plan = kernel.make_plan(dev, d, params);
+    if (d.beta != 0) copy(o.c0, o.c);
+    auto t0 = Clock::now();
+    plan->load(o.args, 1);
+    plan->run(0);
+    plan->fetch();
+    totals.push_back(ms_since(t0));
+  }
+  std::sort(totals.begin(), totals.end());
+  return totals[totals.size() / 2];
+}
+
+void measure(const Device& dev, const GemmKernel& kernel, const GemmDesc& d,
+             const BenchOptions& opt, BenchRecord& r) {
+  r.params = choose_params(kernel, dev, d, opt.overrides, &r.params_source);
+  r.config = r.params.empty() ? "(" + r.params_source + ")"
+                              : format_params(r.params) + " (" + r.params_source + ")";
+  check_fits(dev, d);
+  Operands o = make_operands(d, opt.seed);
+  double bytes = double(o.a.bytes() + o.b.bytes() + o.c.bytes());
+  r.slots = opt.rotate ? rotation_slots(bytes, dev.cache_bytes) : 1;
+  auto plan = kernel.make_plan(dev, d, r.params);
+  r.timer = plan->timer();
+  plan->load(o.args, r.slots);
+  if (!verified_run(*plan, kernel, d, o, opt, r)) return;
+  timed_runs(*plan, r.slots, opt, r);
+  r.total_ms = total_time(dev, kernel, d, r.params, o, r.median_ms > 100 ? 1 : 3);
+  r.gflops = gflops(d.flops(), r.median_ms);
+  r.best_gflops = gflops(d.flops(), r.best_ms);
+  double peak = dev.peak_gflops(d.dtype);
+  r.peak_pct = peak > 0 ? 100.0 * r.gflops / peak : 0;
+  r.status = "ok";
+}
+
+}  // namespace
+
+int rotation_slots(double bytes, std::uint64_t cache_bytes) {
+  const double twice_cache = 2.0 * double(cache_bytes);
+  if (cache_bytes == 0 || bytes <= 0 || bytes >= twice_cache) return 1;
+  return int(std::min(8.0, std::ceil(twice_cache / bytes)));
+}
+
+BenchRecord bench_gemm(const Device& device, const GemmKernel& kernel, const GemmDesc& desc,
+                       const BenchOptions& opt) {
+  desc.validate();
+  BenchRecord r = base_record(device, kernel, desc);
+  r.params = opt.overrides;  // what was asked for, kept when the kernel skips it
+  if (!kernel.supports(desc.dtype)) {
+    set_skipped(r, kernel.name + " does not support " + r.type);
+    return r;
+  }
+  try {
+    measure(device, kernel, desc, opt, r);
+  } catch (const Unsupported& e) {
+    set_skipped(r, e.what());
+  } catch (const OutOfMemory& e) {
+    set_skipped(r, e.what());
+  } catch (const InvalidArgument& e) {
+    set_skipped(r, std::string("invalid parameters: ") + e.what());
+  } catch (const std::exception& e) {
+    set_failed(r, e.what());
+  }
+  return r;
+}
+
+std::string progress_line(int index, int total, const std::string& kernel, const GemmDesc& desc,
+                          const Params& params) {
+  std::ostringstream os;
+  os << '[' << index << '/' << total << "] " << kernel << ' ' << desc.m << 'x' << desc.n << 'x'
+     << desc.k << ' ' << to_string(desc.dtype);
+  if (desc.op_a != Op::N || desc.op_b != Op::N)
+    os << ' ' << to_string(desc.op_a) << to_string(desc.op_b);
+  if (!params.empty()) os << ' ' << format_params(params);
+  os << " ...";
+  return os.str();
+}
+
+}  // namespace kafel

@@ -1,0 +1,85 @@
+// The benchmark harness every backend uses: verify first, then warm-up and timed repetitions.
+// Also the record writers (JSON, CSV) and the terminal table shared by `kafel bench` and `gemm`.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "core/backend.hpp"
+#include "kafel/gemm.hpp"
+
+namespace kafel {
+
+struct BenchOptions {
+  int warmup = 10;
+  int reps = 20;
+  // Warm-up stops early once it has taken this long: more would only cost time.
+  double warmup_budget_ms = 1000;
+  std::uint64_t seed = 1;
+  VerifyOptions verify;  // input_roundoff is taken from the kernel
+  // Rotate between copies of the operands when they fit in ~2x the device cache, so repeated
+  // runs do not all find them warm.
+  bool rotate = true;
+  Params overrides;  // kernel parameter overrides (resolved through choose_params)
+};
+
+// One measured (kernel, parameters, problem). Times in milliseconds; 0 when not measured.
+struct BenchRecord {
+  std::string kernel;
+  std::string config;         // "TS=16 WPT=8 (tuned)" or "(no parameters)"
+  Params params;              // the parameters used
+  std::string params_source;  // "defaults", "tuned", "overrides", ... from choose_params
+  bool baseline = false;      // a comparison library, not one of ours
+  std::string device;         // device id, e.g. "cpu", "cuda:0"
+  std::string device_name;
+  std::string type;  // "f32", ...
+  std::int64_t m = 0, n = 0, k = 0;
+  std::string op;  // "NN", "NT", ...
+  double median_ms = 0, best_ms = 0;
+  double gflops = 0, best_gflops = 0;  // from median and best
+  double peak_pct = 0;                 // median GFLOP/s as % of the device's peak for the type
+  double total_ms = 0;                 // load + run + fetch, steady clock
+  int slots = 1, warmup = 0, reps = 0;
+  bool verified = false;
+  std::string verify_method;
+  double max_abs_err = 0, rel_err = 0;
+  std::string timer;
+  std::string status;  // "ok", "skipped" (Unsupported / invalid parameters) or "failed"
+  std::string error;   // "" when ok; "skipped: <reason>" or the failure message
+
+  bool ok() const { return status == "ok"; }
+  bool failed() const { return status == "failed"; }
+};
+
+// Benchmarks one kernel on one problem. Never throws for a kernel's failure: Unsupported and
+// invalid parameters become status "skipped", any other error or a failed verification
+// status "failed" (no timing is reported for an unverified result).
+BenchRecord bench_gemm(const Device& device, const GemmKernel& kernel, const GemmDesc& desc,
+                       const BenchOptions& opt = {});
+
+// How many operand copies to rotate through for a working set of `bytes` (1 = no rotation).
+int rotation_slots(double bytes, std::uint64_t cache_bytes);
+
+// "[3/12] cpu.naive 512x512x512 f32 ..." (no newline).
+std::string progress_line(int index, int total, const std::string& kernel, const GemmDesc& desc,
+                          const Params& params = {});
+
+// Writes {"kafel_version", "device": {...}, "records": [...]} (device may be null: nullptr).
+void write_bench_json(const std::string& path, const std::vector<BenchRecord>& records,
+                      const Device* device);
+void write_bench_csv(const std::string& path, const std::vector<BenchRecord>& records);
+std::string bench_json_text(const std::vector<BenchRecord>& records, const Device* device);
+
+// Aligned table. For each name in `baselines` (e.g. "cpu.openblas") a "vs <name>" column holds
+// our GFLOP/s / the baseline's at the same size and type.
+void print_bench_table(std::ostream& os, const std::vector<BenchRecord>& records,
+                       const std::vector<std::string>& baselines = {});
+
+// The lecture's launch-configuration table: GFLOP/s with rows = row_param values and
+// columns = col_param values, one table per kernel, type and size that has both parameters.
+void print_param_grid(std::ostream& os, const std::vector<BenchRecord>& records,
+                      const std::string& row_param, const std::string& col_param);
+
+}  // namespace kafel

@@ -1,0 +1,258 @@
+// Benchmark records out: JSON and CSV files, the aligned terminal table and the block x grid
+// table of the lecture. Formatting lives here so `kafel bench` and `kafel gemm` print alike.
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <set>
+#include <tuple>
+
+#include "core/bench.hpp"
+#include "kafel/error.hpp"
+#include "kafel/version.hpp"
+
+namespace kafel {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json to_json(const BenchRecord& r) {
+  Json params = Json::object();
+  for (const auto& [name, value] : r.params) params[name] = value;
+  return Json{{"kernel", r.kernel},
+              {"config", r.config},
+              {"params", params},
+              {"params_source", r.params_source},
+              {"baseline", r.baseline},
+              {"device", r.device},
+              {"device_name", r.device_name},
+              {"type", r.type},
+              {"m", r.m},
+              {"n", r.n},
+              {"k", r.k},
+              {"op", r.op},
+              {"median_ms", r.median_ms},
+              {"best_ms", r.best_ms},
+              {"gflops", r.gflops},
+              {"best_gflops", r.best_gflops},
+              {"peak_pct", r.peak_pct},
+              {"total_ms", r.total_ms},
+              {"slots", r.slots},
+              {"warmup", r.warmup},
+              {"reps", r.reps},
+              {"verified", r.verified},
+              {"verify_method", r.verify_method},
+              {"max_abs_err", r.max_abs_err},
+              {"rel_err", r.rel_err},
+              {"timer", r.timer},
+              {"status", r.status},
+              {"error", r.error}};
+}
+
+Json device_json(const Device& d) {
+  return Json{{"id", d.id},
+              {"name", d.name},
+              {"backend", d.backend},
+              {"vendor", d.vendor},
+              {"driver", d.driver},
+              {"compute_units", d.compute_units},
+              {"clock_mhz", d.clock_mhz},
+              {"cache_bytes", d.cache_bytes},
+              {"peak_gflops_f32", d.peak_gflops_f32},
+              {"peak_gflops_f64", d.peak_gflops_f64}};
+}
+
+std::ofstream open_out(const std::string& path) {
+  std::ofstream f(path);
+  if (!f) throw IoError("cannot create '" + path + "'");
+  return f;
+}
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string fmt_ms(double ms) {
+  return fmt(ms < 10 ? "%.3f" : ms < 1000 ? "%.2f" : "%.0f", ms);
+}
+std::string fmt_gflops(double g) {
+  return fmt(g < 10 ? "%.2f" : "%.1f", g);
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// ---- the aligned table ---------------------------------------------------------------------
+
+using Row = std::vector<std::string>;
+
+void print_rows(std::ostream& os, const std::vector<Row>& rows, std::size_t left_cols) {
+  std::vector<std::size_t> width;
+  for (const auto& row : rows) {
+    width.resize(std::max(width.size(), row.size()), 0);
+    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      std::string pad(width[c] - row[c].size(), ' ');
+      bool last = c + 1 == row.size();  // the last column is text: left-aligned, unpadded
+      line += last ? row[c] : c < left_cols ? row[c] + pad : pad + row[c];
+      if (!last) line += "  ";
+    }
+    os << line << '\n';
+  }
+}
+
+std::string size_text(const BenchRecord& r) {
+  return std::to_string(r.m) + "x" + std::to_string(r.n) + "x" + std::to_string(r.k);
+}
+
+// Our GFLOP/s over the baseline's at the same problem, or "-".
+std::string ratio(const BenchRecord& r, const std::vector<BenchRecord>& all,
+                  const std::string& base) {
+  if (!r.ok() || r.kernel == base) return "-";
+  for (const auto& b : all) {
+    if (b.kernel == base && b.ok() && b.type == r.type && b.m == r.m && b.n == r.n && b.k == r.k &&
+        b.op == r.op && b.gflops > 0) {
+      return fmt("%.2fx", r.gflops / b.gflops);
+    }
+  }
+  return "-";
+}
+
+Row table_header(bool with_params, const std::vector<std::string>& baselines) {
+  Row h{"kernel", "type", "m x n x k"};
+  if (with_params) h.push_back("params");
+  for (const char* c : {"median ms", "best ms", "GFLOP/s", "best GF/s", "% peak", "total ms"}) {
+    h.push_back(c);
+  }
+  for (const auto& b : baselines) h.push_back("vs " + b);
+  h.push_back("verified");
+  return h;
+}
+
+Row table_row(const BenchRecord& r, bool with_params, const std::vector<std::string>& baselines,
+              const std::vector<BenchRecord>& all) {
+  Row row{r.kernel, r.type, size_text(r)};
+  if (with_params) row.push_back(format_params(r.params));
+  if (r.ok()) {
+    for (auto s : {fmt_ms(r.median_ms), fmt_ms(r.best_ms), fmt_gflops(r.gflops),
+                   fmt_gflops(r.best_gflops), fmt("%.1f", r.peak_pct), fmt_ms(r.total_ms)}) {
+      row.push_back(s);
+    }
+  } else {
+    for (int i = 0; i < 6; ++i) row.push_back("-");
+  }
+  for (const auto& b : baselines) row.push_back(ratio(r, all, b));
+  if (r.ok()) {
+    row.push_back("PASS " + r.verify_method + " " + fmt("%.1e", r.max_abs_err));
+  } else {
+    row.push_back(r.failed() ? "FAIL: " + r.error : r.error);
+  }
+  return row;
+}
+
+// ---- the block x grid table -------------------------------------------------------------------
+
+using GridKey = std::tuple<std::string, std::string, std::int64_t, std::int64_t, std::int64_t>;
+
+std::string grid_cell(const BenchRecord& r) {
+  if (r.ok()) return fmt_gflops(r.gflops);
+  return r.failed() ? "FAIL" : "-";
+}
+
+void print_one_grid(std::ostream& os, const GridKey& key, const std::vector<const BenchRecord*>& rs,
+                    const std::string& row_param, const std::string& col_param) {
+  std::set<std::int64_t> rows, cols;
+  std::map<std::pair<std::int64_t, std::int64_t>, std::string> cells;
+  for (const auto* r : rs) {
+    auto rv = r->params.at(row_param), cv = r->params.at(col_param);
+    rows.insert(rv);
+    cols.insert(cv);
+    cells[{rv, cv}] = grid_cell(*r);
+  }
+  os << "\nGFLOP/s of " << std::get<0>(key) << ' ' << std::get<1>(key) << ' ' << std::get<2>(key)
+     << 'x' << std::get<3>(key) << 'x' << std::get<4>(key) << " (rows: " << row_param
+     << ", columns: " << col_param << ")\n";
+  std::vector<Row> table{{row_param + " \\ " + col_param}};
+  for (auto c : cols) table[0].push_back(std::to_string(c));
+  for (auto rv : rows) {
+    Row row{std::to_string(rv)};
+    for (auto cv : cols) {
+      auto it = cells.find({rv, cv});
+      row.push_back(it == cells.end() ? "" : it->second);
+    }
+    table.push_back(row);
+  }
+  print_rows(os, table, 0);
+}
+
+}  // namespace
+
+std::string bench_json_text(const std::vector<BenchRecord>& records, const Device* device) {
+  Json doc{{"kafel_version", KAFEL_VERSION}};
+  doc["device"] = device ? device_json(*device) : Json(nullptr);
+  doc["records"] = Json::array();
+  for (const auto& r : records) doc["records"].push_back(to_json(r));
+  return doc.dump(2) + "\n";
+}
+
+void write_bench_json(const std::string& path, const std::vector<BenchRecord>& records,
+                      const Device* device) {
+  auto f = open_out(path);
+  f << bench_json_text(records, device);
+  if (!f.flush()) throw IoError("cannot write '" + path + "'");
+}
+
+void write_bench_csv(const std::string& path, const std::vector<BenchRecord>& records) {
+  auto f = open_out(path);
+  const Json columns = to_json(BenchRecord{});
+  std::string line;
+  for (auto it = columns.begin(); it != columns.end(); ++it) {
+    if (!line.empty()) line += ',';
+    line += it.key();
+  }
+  f << line << '\n';
+  for (const auto& r : records) {
+    const Json j = to_json(r);
+    line.clear();
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (it != j.begin()) line += ',';
+      line += csv_field(it.key() == "params" ? format_params(r.params)
+                        : it->is_string()    ? it->get<std::string>()
+                                             : it->dump());
+    }
+    f << line << '\n';
+  }
+  if (!f.flush()) throw IoError("cannot write '" + path + "'");
+}
+
+void print_bench_table(std::ostream& os, const std::vector<BenchRecord>& records,
+                       const std::vector<std::string>& baselines) {
+  bool with_params = false;
+  for (const auto& r : records) with_params = with_params || !r.params.empty();
+  std::vector<Row> rows{table_header(with_params, baselines)};
+  for (const auto& r : records) rows.push_back(table_row(r, with_params, baselines, records));
+  print_rows(os, rows, with_params ? 4 : 3);
+}
+
+void print_param_grid(std::ostream& os, const std::vector<BenchRecord>& records,
+                      const std::string& row_param, const std::string& col_param) {
+  std::map<GridKey, std::vector<const BenchRecord*>> groups;
+  for (const auto& r : records) {
+    if (!r.params.count(row_param) || !r.params.count(col_param)) continue;
+    groups[{r.kernel, r.type, r.m, r.n, r.k}].push_back(&r);
+  }
+  for (const auto& [key, rs] : groups) print_one_grid(os, key, rs, row_param, col_param);
+}
+
+}  // namespace kafel

@@ -1,0 +1,324 @@
+// NumPy .npy reading and writing: versions 1.0-3.0, <f4 <f8 <i4 <f2, C and Fortran order.
+// The header (a Python dict literal) is parsed by a small strict parser; anything else is refused.
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <variant>
+
+#include "io/file_util.hpp"
+#include "kafel/error.hpp"
+#include "kafel/io.hpp"
+
+namespace kafel {
+
+namespace {
+
+using namespace io_detail;
+
+constexpr char kMagic[] = "\x93NUMPY";
+constexpr std::size_t kMagicLen = 6;
+constexpr std::uint32_t kMaxHeaderLen = 1 << 20;
+
+using Shape = std::vector<std::int64_t>;
+using Value = std::variant<std::string, bool, Shape>;
+
+// Parses the header dict, e.g. {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }.
+class DictParser {
+ public:
+  DictParser(std::string text, std::string path) : s_(std::move(text)), path_(std::move(path)) {}
+
+  std::map<std::string, Value> parse() {
+    std::map<std::string, Value> out;
+    expect('{');
+    while (!peek('}')) {
+      std::string key = string_literal();
+      expect(':');
+      out[key] = value();
+      if (!peek('}')) expect(',');
+    }
+    expect('}');
+    skip_ws();
+    if (pos_ != s_.size()) fail("unexpected text after the header dict");
+    return out;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& why) const {
+    throw IoError("'" + path_ + "': malformed .npy header (" + why + ")");
+  }
+  void skip_ws() {
+    while (pos_ < s_.size() && std::strchr(" \t\r\n", s_[pos_])) ++pos_;
+  }
+  bool peek(char c) {
+    skip_ws();
+    return pos_ < s_.size() && s_[pos_] == c;
+  }
+  void expect(char c) {
+    if (!peek(c)) fail(std::string("expected '") + c + "'");
+    ++pos_;
+  }
+  std::string string_literal() {
+    skip_ws();
+    if (pos_ >= s_.size() || (s_[pos_] != '\'' && s_[pos_] != '"')) fail("expected a string");
+    char q = s_[pos_++];
+    std::size_t end = s_.find(q, pos_);
+    if (end == std::string::npos) fail("unterminated string");
+    std::string v = s_.substr(pos_, end - pos_);
+    pos_ = end + 1;
+    return v;
+  }
+  bool word(const char* w) {
+    skip_ws();
+    std::size_t n = std::strlen(w);
+    if (s_.compare(pos_, n, w) != 0) return false;
+    pos_ += n;
+    return true;
+  }
+  std::int64_t integer() {
+    skip_ws();
+    std::int64_t v = 0;
+    std::size_t start = pos_;
+    for (; pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9'; ++pos_) {
+      v = checked_add(checked_mul(v, 10), s_[pos_] - '0');
+      if (v < 0) fail("a dimension does not fit in 64 bits");
+    }
+    if (pos_ == start) fail("expected a non-negative integer in the shape");
+    if (pos_ < s_.size() && s_[pos_] == 'L') ++pos_;  // Python 2 long suffix
+    return v;
+  }
+  Shape tuple() {
+    Shape dims;
+    expect('(');
+    while (!peek(')')) {
+      dims.push_back(integer());
+      if (!peek(')')) expect(',');
+    }
+    expect(')');
+    return dims;
+  }
+  Value value() {
+    if (peek('(')) return tuple();
+    if (peek('[')) fail("structured dtypes are not supported");
+    if (peek('\'') || peek('"')) return string_literal();
+    if (word("True")) return true;
+    if (word("False")) return false;
+    fail("unexpected value");
+  }
+
+  std::string s_;
+  std::string path_;
+  std::size_t pos_ = 0;
+};
+
+// Header text quoted in messages: at most 32 characters, non-printable bytes as \xNN.
+std::string printable(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s.substr(0, 32)) {
+    if (c >= 0x20 && c < 0x7f) {
+      out += char(c);
+    } else {
+      const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return s.size() > 32 ? out + "..." : out;
+}
+
+DType parse_descr(const std::string& raw, const std::string& path) {
+  static const std::map<std::string, DType> known = {
+      {"<f4", DType::f32}, {"<f8", DType::f64}, {"<i4", DType::i32}, {"<f2", DType::f16}};
+  if (auto it = known.find(raw); it != known.end()) return it->second;
+  const std::string d = printable(raw);
+  std::string why = "unsupported dtype '" + d + "'";
+  if (!d.empty() && d[0] == '>') {
+    why = "big-endian dtype '" + d + "' is not supported (save it with arr.astype('<" +
+          d.substr(1) + "'))";
+  } else if (d.find('O') != std::string::npos) {
+    why = "object arrays ('" + d + "') are not supported";
+  }
+  throw IoError("'" + path + "': " + why + "; kafel reads <f4, <f8, <i4 and <f2");
+}
+
+template <class T>
+const T& field(const std::map<std::string, Value>& dict, const char* key, const std::string& path) {
+  auto it = dict.find(key);
+  if (it == dict.end()) {
+    throw IoError("'" + path + "': .npy header has no '" + key + "' entry");
+  }
+  if (!std::holds_alternative<T>(it->second)) {
+    throw IoError("'" + path + "': .npy header entry '" + key + "' has the wrong type");
+  }
+  return std::get<T>(it->second);
+}
+
+// Magic and version, then returns the header text; leaves `f` at the start of the data.
+std::string read_header_text(std::FILE* f, const std::string& path, int* major) {
+  unsigned char pre[8];
+  read_exact(f, pre, sizeof pre, path, "the .npy preamble");
+  if (std::memcmp(pre, kMagic, kMagicLen) != 0) {
+    throw IoError("'" + path + "' is not a .npy file (bad magic)");
+  }
+  *major = pre[6];
+  if (*major < 1 || *major > 3) {
+    throw IoError("'" + path + "': unsupported .npy version " + std::to_string(*major) + "." +
+                  std::to_string(pre[7]));
+  }
+  std::uint32_t len = 0;
+  if (*major == 1) {
+    unsigned char b[2];
+    read_exact(f, b, 2, path, "the .npy header length");
+    len = b[0] | (std::uint32_t(b[1]) << 8);
+  } else {
+    unsigned char b[4];
+    read_exact(f, b, 4, path, "the .npy header length");
+    len = b[0] | (std::uint32_t(b[1]) << 8) | (std::uint32_t(b[2]) << 16) |
+          (std::uint32_t(b[3]) << 24);
+  }
+  if (len > kMaxHeaderLen) throw IoError("'" + path + "': .npy header length is absurd");
+  std::string text(len, '\0');
+  read_exact(f, text.data(), len, path, "the .npy header");
+  return text;
+}
+
+NpyHeader parse_header(std::FILE* f, const std::string& path) {
+  NpyHeader h;
+  std::string text = read_header_text(f, path, &h.major_version);
+  h.data_offset = (h.major_version == 1 ? 10 : 12) + text.size();
+  auto dict = DictParser(text, path).parse();
+  for (const auto& kv : dict) {
+    if (kv.first != "descr" && kv.first != "fortran_order" && kv.first != "shape") {
+      throw IoError("'" + path + "': unexpected .npy header entry '" + printable(kv.first) + "'");
+    }
+  }
+  h.dtype = parse_descr(field<std::string>(dict, "descr", path), path);
+  h.fortran_order = field<bool>(dict, "fortran_order", path);
+  h.shape = field<Shape>(dict, "shape", path);
+  if (h.shape.empty() || h.shape.size() > 2) {
+    throw IoError("'" + path + "': arrays of " + std::to_string(h.shape.size()) +
+                  " dimensions are not supported (1-D or 2-D only)");
+  }
+  return h;
+}
+
+// Element count of the shape, or throws when it overflows.
+std::int64_t element_count(const NpyHeader& h, const std::string& path) {
+  std::int64_t n = 1;
+  for (auto d : h.shape) n = checked_mul(n, d);
+  if (n < 0 || checked_mul(n, std::int64_t(dtype_size(h.dtype))) < 0) {
+    throw IoError("'" + path + "': .npy shape is absurd (more than 2^63 bytes)");
+  }
+  return n;
+}
+
+void check_data_length(const NpyHeader& h, std::uint64_t file_bytes, const std::string& path) {
+  std::uint64_t want = std::uint64_t(element_count(h, path)) * dtype_size(h.dtype);
+  std::uint64_t have = file_bytes - h.data_offset;
+  if (have == want) return;
+  std::string how = have < want ? "truncated" : std::to_string(have - want) + " trailing bytes";
+  throw IoError("'" + path + "': the .npy shape needs " + std::to_string(want) +
+                " data bytes but the file has " + std::to_string(have) + " (" + how + ")");
+}
+
+std::string descr_of(DType t) {
+  switch (t) {
+    case DType::f32:
+      return "<f4";
+    case DType::f64:
+      return "<f8";
+    case DType::i32:
+      return "<i4";
+    case DType::f16:
+      return "<f2";
+  }
+  return "<f4";
+}
+
+// Header dict padded with spaces so the data starts on a 64-byte boundary.
+std::string make_header(const MatrixView& m, bool one_d, int* major) {
+  bool fortran = !one_d && m.layout == Layout::ColMajor;
+  std::ostringstream os;
+  os << "{'descr': '" << descr_of(m.dtype) << "', 'fortran_order': " << (fortran ? "True" : "False")
+     << ", 'shape': (";
+  if (one_d) {
+    os << m.rows * m.cols << ",), }";
+  } else {
+    os << m.rows << ", " << m.cols << "), }";
+  }
+  std::string dict = os.str();
+  *major = dict.size() + 11 > 65535 ? 2 : 1;
+  std::size_t prefix = *major == 1 ? 10 : 12;
+  std::size_t total = (prefix + dict.size() + 1 + 63) / 64 * 64;
+  dict.append(total - prefix - dict.size() - 1, ' ');
+  dict.push_back('\n');
+  return dict;
+}
+
+void write_preamble(std::FILE* f, int major, std::size_t len, const std::string& path) {
+  unsigned char pre[12];
+  std::memcpy(pre, kMagic, kMagicLen);
+  pre[6] = static_cast<unsigned char>(major);
+  pre[7] = 0;
+  std::size_t n = major == 1 ? 2 : 4;
+  for (std::size_t i = 0; i < n; ++i) pre[8 + i] = static_cast<unsigned char>(len >> (8 * i));
+  write_exact(f, pre, 8 + n, path);
+}
+
+// Writes the elements in storage order: rows for row-major, columns for column-major.
+void write_data(std::FILE* f, const MatrixView& m, const std::string& path) {
+  bool row = m.layout == Layout::RowMajor;
+  std::int64_t lines = row ? m.rows : m.cols, len = row ? m.cols : m.rows;
+  std::size_t es = dtype_size(m.dtype);
+  for (std::int64_t l = 0; l < lines; ++l) {
+    const void* p = row ? m.address(l, 0) : m.address(0, l);
+    write_exact(f, p, std::size_t(len) * es, path);
+  }
+}
+
+}  // namespace
+
+NpyHeader read_npy_header(const std::string& path) {
+  FilePtr f = open_read(path);
+  return parse_header(f.get(), path);
+}
+
+Matrix read_npy(const std::string& path, NpyHeader* header) {
+  FilePtr f = open_read(path);
+  std::uint64_t size = file_size(f.get(), path);
+  NpyHeader h = parse_header(f.get(), path);
+  check_data_length(h, size, path);
+  check_host_memory(double(size - h.data_offset), "'" + path + "'");
+  std::int64_t rows = h.shape.size() == 1 ? 1 : h.shape[0];
+  std::int64_t cols = h.shape.back();
+  Layout layout = h.fortran_order && h.shape.size() == 2 ? Layout::ColMajor : Layout::RowMajor;
+  Matrix m(h.dtype, rows, cols, layout);
+  read_exact(f.get(), m.data(), std::size_t(rows * cols) * dtype_size(h.dtype), path,
+             "the array data");
+  if (header) *header = h;
+  return m;
+}
+
+void write_npy(const std::string& path, const MatrixView& m, bool one_d) {
+  m.validate("array");
+  if (one_d && m.rows != 1 && m.cols != 1) {
+    throw InvalidArgument("a 1-D .npy needs one row or one column, got " + std::to_string(m.rows) +
+                          "x" + std::to_string(m.cols));
+  }
+  // A single column written 1-D is contiguous only when column-major: view it as one row.
+  MatrixView v = one_d && m.cols == 1 && m.rows != 1 ? m.transposed() : m;
+  int major = 1;
+  std::string header = make_header(v, one_d, &major);
+  FilePtr f = open_write(path);
+  write_preamble(f.get(), major, header.size(), path);
+  write_exact(f.get(), header.data(), header.size(), path);
+  if (one_d && v.layout == Layout::ColMajor) {
+    for (std::int64_t j = 0; j < v.cols; ++j)
+      write_exact(f.get(), v.address(0, j), dtype_size(v.dtype), path);
+  } else {
+    write_data(f.get(), v, path);
+  }
+  close_written(std::move(f), path);
+}
+
+}  // namespace kafel

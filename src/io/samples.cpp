@@ -1,0 +1,122 @@
+// Raw float32 sample files (planar or interleaved) and a block-by-block stream reader.
+// A file reads as a channels x N matrix whose layout mirrors the file, so nothing is reordered.
+#include <cerrno>
+#include <cstring>
+
+#include "io/file_util.hpp"
+#include "kafel/error.hpp"
+#include "kafel/io.hpp"
+
+namespace kafel {
+
+namespace {
+
+using namespace io_detail;
+
+Layout matrix_layout(SampleLayout l) {
+  return l == SampleLayout::Planar ? Layout::RowMajor : Layout::ColMajor;
+}
+
+void check_channels(std::int64_t channels) {
+  if (channels <= 0) {
+    throw InvalidArgument("channel count must be positive, got " + std::to_string(channels));
+  }
+}
+
+// Reads up to `bytes`, stopping early only at the end of the stream.
+std::size_t read_some(std::FILE* f, void* dst, std::size_t bytes, const std::string& path) {
+  std::size_t got = 0;
+  auto* p = static_cast<char*>(dst);
+  while (got < bytes) {
+    std::size_t n = std::fread(p + got, 1, bytes - got, f);
+    if (n == 0) break;
+    got += n;
+  }
+  if (std::ferror(f)) throw IoError("cannot read '" + path + "': " + std::strerror(errno));
+  return got;
+}
+
+}  // namespace
+
+Matrix read_raw_samples(const std::string& path, std::int64_t channels, SampleLayout layout) {
+  check_channels(channels);
+  FilePtr f = open_read(path);
+  std::uint64_t size = file_size(f.get(), path);
+  std::uint64_t frame = std::uint64_t(channels) * 4;
+  if (size == 0) throw IoError("'" + path + "' holds no samples (empty file)");
+  if (size % frame != 0) {
+    throw IoError("'" + path + "': " + std::to_string(size) + " bytes is not a whole number of " +
+                  std::to_string(channels) + "-channel float32 samples (" + std::to_string(frame) +
+                  " bytes each)");
+  }
+  check_host_memory(double(size), "'" + path + "'");
+  std::int64_t samples = std::int64_t(size / frame);
+  Matrix m(DType::f32, channels, samples, matrix_layout(layout));
+  read_exact(f.get(), m.data(), size, path, "the samples");
+  return m;
+}
+
+void write_raw_samples(const std::string& path, const MatrixView& samples, SampleLayout layout) {
+  samples.validate("samples");
+  if (samples.dtype != DType::f32) throw InvalidArgument("raw sample files hold float32 only");
+  Matrix tight(DType::f32, samples.rows, samples.cols, matrix_layout(layout));
+  copy(samples, tight);
+  FilePtr f = open_write(path);
+  write_exact(f.get(), tight.data(), tight.bytes(), path);
+  close_written(std::move(f), path);
+}
+
+SampleStream::SampleStream(const std::string& path, std::int64_t channels,
+                           std::int64_t samples_per_block, SampleLayout layout)
+    : path_(path), channels_(channels), samples_(samples_per_block), layout_(layout) {
+  check_channels(channels);
+  if (samples_per_block <= 0 || checked_mul(checked_mul(channels, samples_per_block), 4) < 0) {
+    throw InvalidArgument("samples per block must be positive and sane, got " +
+                          std::to_string(samples_per_block));
+  }
+  if (path == "-") {
+    file_ = stdin;
+    path_ = "<stdin>";
+  } else {
+    file_ = open_read(path).release();
+    owns_file_ = true;
+  }
+}
+
+SampleStream::~SampleStream() {
+  if (owns_file_ && file_) std::fclose(file_);
+}
+
+bool SampleStream::next(Matrix& block) {
+  if (done_) return false;
+  Layout want = layout_ == SampleLayout::Planar ? Layout::RowMajor : Layout::ColMajor;
+  if (block.rows() != channels_ || block.cols() != samples_ || block.layout() != want ||
+      block.dtype() != DType::f32) {
+    block = Matrix(DType::f32, channels_, samples_, want);
+  }
+  std::size_t want_bytes = block.bytes();
+  std::size_t got = read_some(file_, block.data(), want_bytes, path_);
+  if (got == want_bytes) {
+    ++blocks_;
+    return true;
+  }
+  done_ = true;
+  if (got == 0) return false;
+  std::string where = "'" + path_ + "': block " + std::to_string(blocks_) + " ";
+  if (layout_ == SampleLayout::Planar) {
+    throw IoError(where + "is cut short (" + std::to_string(got) + " of " +
+                  std::to_string(want_bytes) + " bytes); planar blocks must be complete");
+  }
+  std::size_t frame = std::size_t(channels_) * 4;
+  if (got % frame != 0) {
+    throw IoError(where + "ends inside a sample frame (" + std::to_string(got) +
+                  " bytes is not a multiple of " + std::to_string(frame) + ")");
+  }
+  Matrix shorter(DType::f32, channels_, std::int64_t(got / frame), want);
+  std::memcpy(shorter.data(), block.data(), got);
+  block = std::move(shorter);
+  ++blocks_;
+  return true;
+}
+
+}  // namespace kafel

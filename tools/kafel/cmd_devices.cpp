@@ -1,0 +1,94 @@
+// `kafel devices`: every device of every backend compiled in, with its figures and kernels.
+// --json writes the same facts for scripts.
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli_util.hpp"
+#include "commands.hpp"
+#include "kafel/error.hpp"
+#include "kafel/gemm.hpp"
+
+namespace kafel::cli {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string kernel_names(const Device& d) {
+  std::string s;
+  for (const auto& k : gemm_kernels(d)) s += (s.empty() ? "" : ", ") + k.name;
+  return s;
+}
+
+Json device_json(const Device& d) {
+  Json details = Json::object();
+  for (const auto& [key, value] : d.details) details[key] = value;
+  Json kernels = Json::array();
+  for (const auto& k : gemm_kernels(d)) kernels.push_back(k.name);
+  return Json{{"id", d.id},
+              {"backend", d.backend},
+              {"name", d.name},
+              {"vendor", d.vendor},
+              {"driver", d.driver},
+              {"is_gpu", d.is_gpu},
+              {"compute_units", d.compute_units},
+              {"clock_mhz", d.clock_mhz},
+              {"global_memory", d.global_memory},
+              {"local_memory", d.local_memory},
+              {"cache_bytes", d.cache_bytes},
+              {"peak_gflops_f32", d.peak_gflops_f32},
+              {"peak_gflops_f64", d.peak_gflops_f64},
+              {"bandwidth_gbs", d.bandwidth_gbs},
+              {"details", details},
+              {"kernels", kernels}};
+}
+
+void print_device(const Device& d) {
+  auto line = [](const std::string& key, const std::string& value) {
+    std::cout << "  " << key << std::string(key.size() < 16 ? 16 - key.size() : 1, ' ') << value
+              << '\n';
+  };
+  std::cout << d.id << "  " << d.name << (d.vendor.empty() ? "" : " (" + d.vendor + ")") << '\n';
+  if (!d.driver.empty()) line("driver", d.driver);
+  line("compute units", std::to_string(d.compute_units));
+  line("clock", format_num("%.0f MHz", d.clock_mhz));
+  line("memory", human_bytes(double(d.global_memory)));
+  line("local memory", human_bytes(double(d.local_memory)));
+  if (d.cache_bytes) line("cache", human_bytes(double(d.cache_bytes)));
+  line("peak f32", format_num("%.1f GFLOP/s", d.peak_gflops_f32));
+  line("peak f64", format_num("%.1f GFLOP/s", d.peak_gflops_f64));
+  if (d.bandwidth_gbs > 0) line("bandwidth", format_num("%.1f GB/s", d.bandwidth_gbs));
+  for (const auto& [key, value] : d.details) line(key, value);
+  line("gemm kernels", kernel_names(d));
+}
+
+struct DevicesCli {
+  std::string json;
+};
+
+int run_devices(const DevicesCli& opt) {
+  auto devices = list_devices();
+  Json all = Json::array();
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    if (i) std::cout << '\n';
+    print_device(devices[i]);
+    all.push_back(device_json(devices[i]));
+  }
+  if (!opt.json.empty()) {
+    std::ofstream f(opt.json);
+    if (!f || !(f << all.dump(2) << '\n')) throw IoError("cannot write '" + opt.json + "'");
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Run setup_devices(CLI::App& sub) {
+  auto opt = std::make_shared<DevicesCli>();
+  sub.add_option("--json", opt->json, "Also write the devices as JSON to this file");
+  return [opt] { return run_devices(*opt); };
+}
+
+}  // namespace kafel::cli
