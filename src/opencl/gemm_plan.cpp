@@ -1,0 +1,162 @@
+// The shared part of every OpenCL GEMM plan (see gemm_plan.hpp): upload, pre-pass, timing,
+// and the size checks that keep 32-bit index arithmetic in the kernels safe.
+#include "opencl/gemm_plan.hpp"
+
+#include <cstdint>
+#include <limits>
+
+namespace kafel::ocl {
+namespace {
+
+constexpr std::int64_t kIndexLimit = std::numeric_limits<std::int32_t>::max();
+
+std::int64_t span_of(std::int64_t rows, std::int64_t cols, std::int64_t ld) {
+  return rows == 0 || cols == 0 ? 0 : (rows - 1) * ld + cols;
+}
+
+void check_index(std::int64_t elements, const char* what) {
+  if (elements > kIndexLimit)
+    throw Unsupported(std::string("OpenCL kernels index with 32-bit integers: ") + what +
+                      " spans " + std::to_string(elements) + " elements (limit 2^31-1)");
+}
+
+}  // namespace
+
+std::string type_options(const Context& ctx, DType t) {
+  switch (t) {
+    case DType::f32:
+      return "-DKAFEL_F32";
+    case DType::f64:
+      if (!ctx.fp64())
+        throw Unsupported(ctx.name() + " has no cl_khr_fp64: f64 GEMM is not available");
+      return "-DKAFEL_F64";
+    case DType::i32:
+      return "-DKAFEL_I32";
+    case DType::f16:
+      return ctx.fp16() ? "-DKAFEL_F16 -DKAFEL_NATIVE_HALF" : "-DKAFEL_F16";
+  }
+  return {};
+}
+
+Defines defines_of(const Params& p) {
+  return Defines(p.begin(), p.end());
+}
+
+OclPlan::OclPlan(const Device& device, const GemmDesc& desc, const Params& params)
+    : ctx_(Context::get(device)), desc_(desc), params_(params) {
+  desc.validate();
+  type_options(ctx_, desc.dtype);  // throws early for f64 without fp64
+  for (auto [v, what] : {std::pair{desc.m, "m"}, {desc.n, "n"}, {desc.k, "k"}})
+    check_index(v, what);
+  m_ = int(desc.m);
+  n_ = int(desc.n);
+  k_ = int(desc.k);
+}
+
+Program OclPlan::build(const std::vector<std::string>& files, Defines extra) const {
+  std::vector<std::string> all{"common.cl"};
+  all.insert(all.end(), files.begin(), files.end());
+  Defines defs = defines_of(params_);
+  defs.insert(defs.end(), extra.begin(), extra.end());
+  return ocl::build(ctx_, all, defs, type_options(ctx_, desc_.dtype));
+}
+
+Buffer OclPlan::scratch(std::int64_t elements) const {
+  check_index(elements, "a padded operand");
+  return Buffer(ctx_, std::size_t(elements) * dtype_size(desc_.dtype));
+}
+
+void OclPlan::load(const GemmArgs& args, int slots) {
+  if (slots < 1) throw InvalidArgument("GemmPlan::load: slots must be >= 1");
+  args_ = args;
+  const std::size_t es = dtype_size(desc_.dtype);
+  const auto& d = desc_;
+  std::int64_t a_span = d.op_a == Op::N ? span_of(d.m, d.k, args.lda) : span_of(d.k, d.m, args.lda);
+  std::int64_t b_span = d.op_b == Op::N ? span_of(d.k, d.n, args.ldb) : span_of(d.n, d.k, args.ldb);
+  std::int64_t c_span = span_of(d.m, d.n, args.ldc);
+  check_index(a_span, "A");
+  check_index(b_span, "B");
+  check_index(c_span, "C");
+  sa_ = d.op_a == Op::N ? Strides{int(args.lda), 1} : Strides{1, int(args.lda)};
+  sb_ = d.op_b == Op::N ? Strides{int(args.ldb), 1} : Strides{1, int(args.ldb)};
+  ldc_ = int(args.ldc);
+  slots_.clear();
+  for (int s = 0; s < slots; ++s) {
+    Operands o;
+    o.a = Buffer(ctx_, std::size_t(a_span) * es);
+    o.b = Buffer(ctx_, std::size_t(b_span) * es);
+    o.c = Buffer(ctx_, std::size_t(c_span) * es);
+    o.a.write(ctx_, args.a, o.a.bytes());
+    o.b.write(ctx_, args.b, o.b.bytes());
+    o.c.write(ctx_, args.c, o.c.bytes());
+    slots_.push_back(std::move(o));
+  }
+  if (m_ == 0 || n_ == 0) return;
+  prepass_ = build({"prepass.cl"});
+  pack_k_ = prepass_.kernel("pack");
+  scale_k_ = prepass_.kernel("scale_c");
+  if (k_ > 0 && !prepared_) {
+    prepare();
+    prepared_ = true;
+  }
+}
+
+double OclPlan::run(int slot) {
+  if (slot < 0 || slot >= int(slots_.size()))
+    throw InvalidArgument("GemmPlan::run: slot " + std::to_string(slot) + " was not loaded");
+  if (m_ == 0 || n_ == 0) return 0;
+  Operands& s = slots_[slot];
+  std::vector<Event> events;
+  if (k_ == 0) {
+    scale_k_.arg(0, m_);
+    scale_k_.arg(1, n_);
+    set_scalar(scale_k_, 2, desc_.beta);
+    scale_k_.arg(3, s.c);
+    scale_k_.arg(4, ldc_);
+    events.push_back(launch(ctx_, scale_k_, {std::size_t(n_), std::size_t(m_)}, {16, 16}));
+  } else {
+    events = enqueue(s);
+  }
+  return span_ms(events);
+}
+
+void OclPlan::fetch() {
+  if (slots_.empty()) throw InvalidArgument("GemmPlan::fetch before load");
+  slots_[0].c.read(ctx_, args_.c, slots_[0].c.bytes());
+}
+
+void OclPlan::set_scalar(Kernel& k, cl_uint i, double v) const {
+  switch (desc_.dtype) {
+    case DType::f64:
+      k.arg(i, v);
+      break;
+    case DType::i32:
+      k.arg(i, cl_int(std::int32_t(v)));
+      break;
+    default:
+      k.arg(i, cl_float(v));
+  }
+}
+
+void OclPlan::set_alpha_beta(Kernel& k, cl_uint i) const {
+  set_scalar(k, i, desc_.alpha);
+  set_scalar(k, i + 1, desc_.beta);
+}
+
+Event OclPlan::pack(Buffer& src, Strides st, int rows, int cols, Buffer& dst, int rows_p,
+                    int cols_p, int panel) {
+  pack_k_.args(rows, cols, src, st.rs, st.cs, dst, cols_p, rows_p, cols_p, panel);
+  return launch(ctx_, pack_k_, {std::size_t(cols_p), std::size_t(rows_p)}, {16, 16});
+}
+
+Event OclPlan::pack_a(Operands& s, Buffer& dst, bool kmajor, int rows_p, int cols_p, int panel) {
+  if (kmajor) return pack(s.a, {sa_.cs, sa_.rs}, k_, m_, dst, rows_p, cols_p, panel);
+  return pack(s.a, sa_, m_, k_, dst, rows_p, cols_p, panel);
+}
+
+Event OclPlan::pack_b(Operands& s, Buffer& dst, bool kmajor, int rows_p, int cols_p, int panel) {
+  if (kmajor) return pack(s.b, sb_, k_, n_, dst, rows_p, cols_p, panel);
+  return pack(s.b, {sb_.cs, sb_.rs}, n_, k_, dst, rows_p, cols_p, panel);
+}
+
+}  // namespace kafel::ocl

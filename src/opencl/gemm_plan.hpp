@@ -1,0 +1,81 @@
+// The shared part of every OpenCL GEMM plan: operand upload per slot, the k == 0 and empty
+// cases, the type defines, the packing pre-pass and event timing. Rungs implement enqueue().
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/backend.hpp"
+#include "opencl/runtime.hpp"
+
+namespace kafel::ocl {
+
+// The operands of one slot as uploaded: exactly the host's normalised row-major storage.
+struct Operands {
+  Buffer a, b, c;
+};
+
+// Strides of op(X): element (r, c) of op(X) is at r*rs + c*cs.
+struct Strides {
+  int rs = 0, cs = 0;
+};
+
+// -DKAFEL_F32 / F64 / I32 / F16 (+ KAFEL_NATIVE_HALF); throws Unsupported for f64 without
+// cl_khr_fp64.
+std::string type_options(const Context& ctx, DType t);
+
+// Params as -D defines.
+Defines defines_of(const Params& p);
+
+class OclPlan : public GemmPlan {
+ public:
+  OclPlan(const Device& device, const GemmDesc& desc, const Params& params);
+  void load(const GemmArgs& args, int slots) override;
+  double run(int slot) override;
+  void fetch() override;
+  std::string timer() const override { return "opencl-events"; }
+
+ protected:
+  // Queues the GEMM (m, n, k > 0) on slot `s`; returns every event it queued, in order.
+  virtual std::vector<Event> enqueue(Operands& s) = 0;
+  // Called once after upload: build programs, allocate scratch buffers.
+  virtual void prepare() {}
+
+  // Builds the embedded `files` (common.cl first) with the plan's params and type.
+  Program build(const std::vector<std::string>& files, Defines extra = {}) const;
+  // Queues a pack of op(A) (transpose = false: M x K as rows x cols; true: K x M) into `dst`
+  // (rows_p x cols_p, zero padded). Same for op(B) (false: N x K; true: K x N).
+  // panel > 0: column panels of that width stored one after another (see prepass.cl).
+  Event pack_a(Operands& s, Buffer& dst, bool kmajor, int rows_p, int cols_p, int panel = 0);
+  Event pack_b(Operands& s, Buffer& dst, bool kmajor, int rows_p, int cols_p, int panel = 0);
+  Buffer scratch(std::int64_t elements) const;
+  // Alpha and beta as the kernels' `scal` argument type.
+  void set_alpha_beta(Kernel& k, cl_uint first_index) const;
+  // One value as the kernels' `scal` type (float, double or int).
+  void set_scalar(Kernel& k, cl_uint index, double v) const;
+
+  const Context& ctx_;
+  GemmDesc desc_;
+  Params params_;
+  int m_ = 0, n_ = 0, k_ = 0;
+  Strides sa_, sb_;
+  int ldc_ = 0;
+  std::vector<Operands> slots_;
+
+ private:
+  Event pack(Buffer& src, Strides st, int rows, int cols, Buffer& dst, int rows_p, int cols_p,
+             int panel);
+  GemmArgs args_;
+  Program prepass_;
+  Kernel pack_k_, scale_k_;
+  bool prepared_ = false;
+};
+
+// Builds a plan of type P (a rung) for the registry.
+template <class P>
+std::unique_ptr<GemmPlan> make(const Device& d, const GemmDesc& g, const Params& p) {
+  return std::make_unique<P>(d, g, p);
+}
+
+}  // namespace kafel::ocl

@@ -1,0 +1,161 @@
+// Rung 6: the fast general kernel. A work-group computes an MWG x NWG tile of C with
+// MDIMC x NDIMC work-items, each holding an (MWG/MDIMC) x (NWG/NDIMC) block of C in registers.
+// Operands come packed by the pre-pass: At (Kp x Mp, k-major) and Bp (Kp x Np), zero-padded
+// to the tile sizes, so every load is a whole, aligned vector (VWM along m, VWN along n).
+// KWG-deep slices go through local memory (SA/SB = 1) or straight from global (0: CPUs).
+// PK = 1: operands are stored as per-tile panels (tile t of At is Kp x MWG, contiguous).
+// Work-item (tn, tm) owns vector columns tm + w*MDIMC of A and tn + w*NDIMC of B, so
+// neighbouring work-items read neighbouring vectors (no local-memory bank conflicts).
+#define MWI (MWG / MDIMC)
+#define NWI (NWG / NDIMC)
+#define MVI (MWI / VWM)  // A vectors per work-item
+#define NVI (NWI / VWN)  // B vectors (and C accumulator vectors per row) per work-item
+#define NT (MDIMC * NDIMC)
+
+#if VWM == 1
+typedef acc accA;
+#else
+typedef accv(VWM) accA;
+#endif
+#if VWN == 1
+typedef acc accB;
+#else
+typedef accv(VWN) accB;
+#endif
+
+// Aligned vector loads from global memory (W elements at vector index i).
+#if defined(KAFEL_F16) && !defined(KAFEL_NATIVE_HALF)
+#define GLOAD1(i, p) vload_half((i), (p))
+#define GLOADW(W, i, p) CAT(vloada_half, W)((i), (p))
+#elif defined(KAFEL_I32)
+#define GLOAD1(i, p) as_uint((p)[i])
+#define GLOADW(W, i, p) CAT(as_uint, W)(((__global const CAT(REAL_T, W)*)(p))[i])
+#else
+#define GLOAD1(i, p) ((p)[i])
+#define GLOADW(W, i, p) (((__global const CAT(REAL_T, W)*)(p))[i])
+#endif
+#if VWM == 1
+#define GLOADA(i, p) GLOAD1(i, p)
+#else
+#define GLOADA(i, p) GLOADW(VWM, i, p)
+#endif
+#if VWN == 1
+#define GLOADB(i, p) GLOAD1(i, p)
+#else
+#define GLOADB(i, p) GLOADW(VWN, i, p)
+#endif
+
+// Copies the components of vector v (width W) to dst[o .. o+W-1].
+#define UNPACK1(dst, o, v) dst[o] = (v);
+#define UNPACK2(dst, o, v) dst[o] = (v).s0; dst[o + 1] = (v).s1;
+#define UNPACK4(dst, o, v) UNPACK2(dst, o, (v).lo) UNPACK2(dst, o + 2, (v).hi)
+#define UNPACK8(dst, o, v) UNPACK4(dst, o, (v).lo) UNPACK4(dst, o + 4, (v).hi)
+#define UNPACK16(dst, o, v) UNPACK8(dst, o, (v).lo) UNPACK8(dst, o + 8, (v).hi)
+#define UNPACK(W, dst, o, v) CAT(UNPACK, W)(dst, o, v)
+
+#if defined(KAFEL_I32)
+#define MACV(c, a, b) ((c) += (a) * (b))
+#else
+#define MACV(c, a, b) ((c) = fma((accB)(a), (b), (c)))
+#endif
+
+__kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
+void gemm_reg(int M, int N, int Kp, scal alpha, scal beta,
+              __global const real* At, int Mp,  // At[p*Mp + i] = op(A)(i, p), zero-padded
+              __global const real* Bp, int Np,  // Bp[p*Np + j] = op(B)(p, j), zero-padded
+              __global real* C, int ldc) {      // C: M x N row-major
+  const int tn = get_local_id(0), tm = get_local_id(1);
+  const int gm = get_group_id(1), gn = get_group_id(0);
+  const int mv0 = gm * (MWG / VWM), nv0 = gn * (NWG / VWN);  // first vector of this tile
+#if PK
+  // Panel layout: row kk of this tile's panel starts at vector kk * (MWG / VWM).
+  At += (long)gm * Kp * MWG;
+  Bp += (long)gn * Kp * NWG;
+#define AROW(k) ((k) * (MWG / VWM))
+#define BROW(k) ((k) * (NWG / VWN))
+#define AV0 0
+#define BV0 0
+#else
+#define AROW(k) ((k) * (Mp / VWM))
+#define BROW(k) ((k) * (Np / VWN))
+#define AV0 mv0
+#define BV0 nv0
+#endif
+#if SA
+  __local accA Alm[KWG][MWG / VWM];
+#endif
+#if SB
+  __local accB Blm[KWG][NWG / VWN];
+#endif
+  accB cpm[MWI][NVI];
+#pragma unroll
+  for (int mi = 0; mi < MWI; ++mi)
+#pragma unroll
+    for (int w = 0; w < NVI; ++w) cpm[mi][w] = 0;
+
+  for (int k0 = 0; k0 < Kp; k0 += KWG) {
+#if SA || SB
+    const int tid = tm * NDIMC + tn;
+#endif
+#if SA
+    for (int idx = tid; idx < KWG * (MWG / VWM); idx += NT) {
+      const int kk = idx / (MWG / VWM), v = idx % (MWG / VWM);
+      Alm[kk][v] = GLOADA(AROW(k0 + kk) + AV0 + v, At);
+    }
+#endif
+#if SB
+    for (int idx = tid; idx < KWG * (NWG / VWN); idx += NT) {
+      const int kk = idx / (NWG / VWN), v = idx % (NWG / VWN);
+      Blm[kk][v] = GLOADB(BROW(k0 + kk) + BV0 + v, Bp);
+    }
+#endif
+#if SA || SB
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+#pragma unroll
+    for (int kk = 0; kk < KWG; ++kk) {
+      acc apm[MWI];
+#pragma unroll
+      for (int w = 0; w < MVI; ++w) {
+#if SA
+        const accA av = Alm[kk][tm + w * MDIMC];
+#else
+        const accA av = GLOADA(AROW(k0 + kk) + AV0 + tm + w * MDIMC, At);
+#endif
+        UNPACK(VWM, apm, w * VWM, av)
+      }
+      accB bpm[NVI];
+#pragma unroll
+      for (int w = 0; w < NVI; ++w) {
+#if SB
+        bpm[w] = Blm[kk][tn + w * NDIMC];
+#else
+        bpm[w] = GLOADB(BROW(k0 + kk) + BV0 + tn + w * NDIMC, Bp);
+#endif
+      }
+#pragma unroll
+      for (int mi = 0; mi < MWI; ++mi)
+#pragma unroll
+        for (int w = 0; w < NVI; ++w) MACV(cpm[mi][w], apm[mi], bpm[w]);
+    }
+#if SA || SB
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+  }
+
+  // Row of accumulator mi: vector column tm + (mi / VWM) * MDIMC, component mi % VWM.
+#pragma unroll
+  for (int mi = 0; mi < MWI; ++mi) {
+    const int i = (mv0 + tm + (mi / VWM) * MDIMC) * VWM + mi % VWM;
+    if (i >= M) continue;
+#pragma unroll
+    for (int w = 0; w < NVI; ++w) {
+      acc out[VWN];
+      UNPACK(VWN, out, 0, cpm[mi][w])
+      const int j0 = (nv0 + tn + w * NDIMC) * VWN;
+#pragma unroll
+      for (int u = 0; u < VWN; ++u)
+        if (j0 + u < N) store_c(C, i * ldc + j0 + u, out[u], alpha, beta);
+    }
+  }
+}

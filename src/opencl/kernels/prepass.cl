@@ -1,0 +1,38 @@
+// Pre-pass kernels of the tiled rungs: copy an operand into a zero-padded buffer in the
+// orientation the kernel wants (transposing on the way), and C = beta*C for k == 0.
+
+#define PT 16
+
+// dst (Rp x Cp, row-major, ld = ldd) = src(r, c) = src[r*rs + c*cs] inside R x C, 0 outside.
+// panel > 0 stores column panels of that width one after another (each Rp x panel, row-major),
+// so a work-group streaming one panel over all rows reads contiguous memory (CPU caches).
+// A 16x16 local tile keeps both the reads and the writes coalesced when it transposes.
+__kernel __attribute__((reqd_work_group_size(PT, PT, 1)))
+void pack(int R, int Cc, __global const raw* src, int rs, int cs, __global raw* dst, int ldd,
+          int Rp, int Cp, int panel) {
+  __local raw tile[PT][PT + 1];
+  const int lx = get_local_id(0), ly = get_local_id(1);
+  const int c0 = get_group_id(0) * PT, r0 = get_group_id(1) * PT;
+  if (cs == 1) {  // source contiguous along c: x runs along c
+    int r = r0 + ly, c = c0 + lx;
+    tile[ly][lx] = (r < R && c < Cc) ? src[r * rs + c] : (raw)0;
+  } else {  // source contiguous along r (or neither): x runs along r
+    int r = r0 + lx, c = c0 + ly;
+    tile[lx][ly] = (r < R && c < Cc) ? src[r * rs + c * cs] : (raw)0;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  int r = r0 + ly, c = c0 + lx;
+  if (r < Rp && c < Cp) {
+    const int at = panel > 0 ? (c / panel) * (Rp * panel) + r * panel + c % panel : r * ldd + c;
+    dst[at] = tile[ly][lx];
+  }
+}
+
+// C = beta * C over m x n (k == 0); beta == 0 writes zeros without reading C.
+__kernel void scale_c(int M, int N, scal beta, __global real* C, int ldc) {
+  const int j = get_global_id(0), i = get_global_id(1);
+  if (i >= M || j >= N) return;
+  acc r = 0;
+  if (beta != 0) r = SCAL(beta) * LD(C, i * ldc + j);
+  ST(C, i * ldc + j, r);
+}

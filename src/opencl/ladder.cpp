@@ -1,0 +1,341 @@
+// Host side of the OpenCL GEMM ladder: ND-range geometry, pre-passes and parameter spaces of
+// each rung. Kernels: src/opencl/kernels/NN_<rung>.cl.
+#include "opencl/ladder.hpp"
+
+#include <string>
+
+namespace kafel::ocl {
+namespace {
+
+using S = std::size_t;
+
+S groups(std::int64_t extent, std::int64_t tile) {
+  return S((extent + tile - 1) / tile);
+}
+
+// Work-group size must fit the device; local memory too.
+void check_work_group(const Context& ctx, const std::vector<S>& local, const std::string& name) {
+  S total = 1;
+  for (S l : local) total *= l;
+  if (total > ctx.max_work_group_size())
+    throw Unsupported(name + ": work-group of " + std::to_string(total) + " work-items exceeds " +
+                      ctx.name() + "'s limit of " + std::to_string(ctx.max_work_group_size()));
+}
+
+void check_local_memory(const Context& ctx, std::uint64_t bytes, const std::string& name) {
+  if (bytes > ctx.local_memory())
+    throw Unsupported(name + ": needs " + std::to_string(bytes) + " bytes of local memory, " +
+                      ctx.name() + " has " + std::to_string(ctx.local_memory()));
+}
+
+std::size_t acc_size(DType t) {
+  return t == DType::f64 ? 8 : 4;
+}
+
+ParamDesc param(std::string name, std::int64_t def, std::vector<std::int64_t> cands,
+                std::string help) {
+  return ParamDesc{std::move(name), def, std::move(cands), std::move(help)};
+}
+
+std::string limit_wg(std::int64_t threads) {
+  return threads > 1024 ? "work-group of " + std::to_string(threads) + " exceeds 1024" : "";
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Strided rungs
+
+StridedPlan::StridedPlan(const Device& d, const GemmDesc& g, const Params& p, std::string file,
+                         std::string kernel)
+    : OclPlan(d, g, p), file_(std::move(file)), kernel_name_(std::move(kernel)) {}
+
+void StridedPlan::prepare() {
+  check_work_group(ctx_, local(), kernel_name_);
+  program_ = build({file_});
+  kernel_ = program_.kernel(kernel_name_.c_str());
+}
+
+std::vector<Event> StridedPlan::enqueue(Operands& s) {
+  kernel_.args(m_, n_, k_);
+  set_alpha_beta(kernel_, 3);
+  kernel_.arg(5, s.a);
+  kernel_.arg(6, sa_.rs);
+  kernel_.arg(7, sa_.cs);
+  kernel_.arg(8, s.b);
+  kernel_.arg(9, sb_.rs);
+  kernel_.arg(10, sb_.cs);
+  kernel_.arg(11, s.c);
+  kernel_.arg(12, ldc_);
+  std::vector<Event> ev;
+  ev.push_back(launch(ctx_, kernel_, global(), local()));
+  return ev;
+}
+
+std::vector<S> NaivePlan::local() const {
+  return {S(p("WGX")), S(p("WGY"))};
+}
+std::vector<S> NaivePlan::global() const {
+  return {S(n_), S(m_)};
+}
+
+std::vector<S> RowPlan::local() const {
+  return {S(p("WG"))};
+}
+std::vector<S> RowPlan::global() const {
+  return {S(m_)};
+}
+
+std::vector<S> TiledPlan::local() const {
+  return {S(p("TS")), S(p("TS"))};
+}
+std::vector<S> TiledPlan::global() const {
+  return {S(n_), S(m_)};
+}
+
+std::vector<S> WptPlan::local() const {
+  return {S(p("TS")), S(p("TS") / p("WPT"))};
+}
+std::vector<S> WptPlan::global() const {
+  return {groups(n_, p("TS")) * S(p("TS")), groups(m_, p("TS")) * S(p("TS") / p("WPT"))};
+}
+
+std::vector<S> DirectPlan::local() const {
+  S rt = S(p("TS") / p("WPT"));
+  return {rt, rt};
+}
+std::vector<S> DirectPlan::global() const {
+  S rt = S(p("TS") / p("WPT"));
+  return {groups(n_, p("TS")) * rt, groups(m_, p("TS")) * rt};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rung 5: vec4
+
+void Vec4Plan::prepare() {
+  const int wgx = int(params_.at("WGX")), wgy = int(params_.at("WGY"));
+  check_work_group(ctx_, {S(wgx), S(wgy)}, "ocl.vec4");
+  mp_ = int(round_up(m_, 4 * wgy));
+  np_ = int(round_up(n_, 4 * wgx));
+  at_ = scratch(std::int64_t(k_) * mp_);
+  bp_ = scratch(std::int64_t(k_) * np_);
+  program_ = build({"05_vec4.cl"});
+  kernel_ = program_.kernel("gemm_vec4");
+}
+
+std::vector<Event> Vec4Plan::enqueue(Operands& s) {
+  std::vector<Event> ev;
+  ev.push_back(pack_a(s, at_, true, k_, mp_));
+  ev.push_back(pack_b(s, bp_, true, k_, np_));
+  kernel_.args(m_, n_, k_);
+  set_alpha_beta(kernel_, 3);
+  kernel_.arg(5, at_);
+  kernel_.arg(6, mp_);
+  kernel_.arg(7, bp_);
+  kernel_.arg(8, np_);
+  kernel_.arg(9, s.c);
+  kernel_.arg(10, ldc_);
+  const S wgx = S(params_.at("WGX")), wgy = S(params_.at("WGY"));
+  ev.push_back(launch(ctx_, kernel_, {S(np_ / 4), S(mp_ / 4)}, {wgx, wgy}));
+  return ev;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rung 6: reg
+
+void RegPlan::prepare() {
+  const auto& q = params_;
+  const std::int64_t mwg = q.at("MWG"), nwg = q.at("NWG"), kwg = q.at("KWG");
+  check_work_group(ctx_, {S(q.at("NDIMC")), S(q.at("MDIMC"))}, "ocl.reg");
+  check_local_memory(
+      ctx_, (q.at("SA") * kwg * mwg + q.at("SB") * kwg * nwg) * acc_size(desc_.dtype), "ocl.reg");
+  mp_ = int(round_up(m_, mwg));
+  np_ = int(round_up(n_, nwg));
+  kp_ = int(round_up(k_, kwg));
+  // The pre-pass is skipped for an operand already in the packed layout (no padding needed).
+  const bool panels = q.at("PK") != 0;
+  pack_a_ = panels || !(mp_ == m_ && kp_ == k_ && sa_.rs == 1 && sa_.cs == m_);
+  pack_b_ = panels || !(np_ == n_ && kp_ == k_ && sb_.cs == 1 && sb_.rs == n_);
+  if (pack_a_) at_ = scratch(std::int64_t(kp_) * mp_);
+  if (pack_b_) bp_ = scratch(std::int64_t(kp_) * np_);
+  program_ = build({"06_reg.cl"});
+  kernel_ = program_.kernel("gemm_reg");
+}
+
+std::vector<Event> RegPlan::enqueue(Operands& s) {
+  std::vector<Event> ev;
+  const bool panels = params_.at("PK") != 0;
+  if (pack_a_) ev.push_back(pack_a(s, at_, true, kp_, mp_, panels ? int(params_.at("MWG")) : 0));
+  if (pack_b_) ev.push_back(pack_b(s, bp_, true, kp_, np_, panels ? int(params_.at("NWG")) : 0));
+  kernel_.args(m_, n_, kp_);
+  set_alpha_beta(kernel_, 3);
+  kernel_.arg(5, pack_a_ ? at_ : s.a);
+  kernel_.arg(6, mp_);
+  kernel_.arg(7, pack_b_ ? bp_ : s.b);
+  kernel_.arg(8, np_);
+  kernel_.arg(9, s.c);
+  kernel_.arg(10, ldc_);
+  const auto& q = params_;
+  const S ndimc = S(q.at("NDIMC")), mdimc = S(q.at("MDIMC"));
+  ev.push_back(launch(ctx_, kernel_, {S(np_ / q.at("NWG")) * ndimc, S(mp_ / q.at("MWG")) * mdimc},
+                      {ndimc, mdimc}));
+  return ev;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rung 7: images
+
+ImagePlan::ImagePlan(const Device& d, const GemmDesc& g, const Params& p, Variant v)
+    : OclPlan(d, g, p), variant_(v) {
+  if (g.dtype == DType::f64)
+    throw Unsupported("image rungs: OpenCL has no 64-bit image channel type, f64 is not available");
+  if (!ctx_.image_support())
+    throw Unsupported(ctx_.name() + " has no image support (CL_DEVICE_IMAGE_SUPPORT is false)");
+}
+
+void ImagePlan::prepare() {
+  const int wgx = int(params_.at("WGX")), wgy = int(params_.at("WGY"));
+  check_work_group(ctx_, {S(wgx), S(wgy)}, "ocl.image");
+  mp_ = int(round_up(m_, 4 * wgy));
+  np_ = int(round_up(n_, 4 * wgx));
+  kp_ = int(round_up(k_, variant_ == Variant::fma ? 8 : 4));
+  cl_channel_type ct = desc_.dtype == DType::f32   ? CL_FLOAT
+                       : desc_.dtype == DType::f16 ? CL_HALF_FLOAT
+                                                   : CL_SIGNED_INT32;
+  aimg_ = make_image2d(ctx_, S(kp_ / 4), S(mp_), ct);  // texel (kq, i)
+  apad_ = scratch(std::int64_t(mp_) * kp_);
+  bpad_ = scratch(std::int64_t(kp_) * np_);
+  if (variant_ != Variant::a_only) bimg_ = make_image2d(ctx_, S(np_ / 4), S(kp_), ct);
+  program_ = build({"07_image.cl"});
+  kernel_ = program_.kernel(variant_ == Variant::both     ? "gemm_image"
+                            : variant_ == Variant::a_only ? "gemm_image_buf"
+                                                          : "gemm_image_fma");
+}
+
+Event ImagePlan::to_image(Buffer& src, Buffer& image, S width, S height) {
+  const S origin[3] = {0, 0, 0};
+  const S region[3] = {width, height, 1};
+  cl_event e = nullptr;
+  check(clEnqueueCopyBufferToImage(ctx_.queue(), src.handle(), image.handle(), 0, origin, region, 0,
+                                   nullptr, &e),
+        "clEnqueueCopyBufferToImage");
+  return Event(e);
+}
+
+std::vector<Event> ImagePlan::enqueue(Operands& s) {
+  std::vector<Event> ev;
+  ev.push_back(pack_a(s, apad_, false, mp_, kp_));
+  ev.push_back(to_image(apad_, aimg_, S(kp_ / 4), S(mp_)));
+  ev.push_back(pack_b(s, bpad_, true, kp_, np_));
+  if (variant_ != Variant::a_only) ev.push_back(to_image(bpad_, bimg_, S(np_ / 4), S(kp_)));
+  kernel_.args(m_, n_, kp_ / 4);
+  set_alpha_beta(kernel_, 3);
+  kernel_.arg(5, aimg_);
+  cl_uint i = 6;
+  if (variant_ == Variant::a_only) {
+    kernel_.arg(i++, bpad_);
+    kernel_.arg(i++, np_);
+  } else {
+    kernel_.arg(i++, bimg_);
+  }
+  kernel_.arg(i++, s.c);
+  kernel_.arg(i++, ldc_);
+  const S wgx = S(params_.at("WGX")), wgy = S(params_.at("WGY"));
+  ev.push_back(launch(ctx_, kernel_, {S(np_ / 4), S(mp_ / 4)}, {wgx, wgy}));
+  return ev;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parameter spaces
+
+ParamSpace naive_space() {
+  ParamSpace s;
+  s.params = {param("WGX", 16, {8, 16, 32, 64}, "work-group size along n"),
+              param("WGY", 8, {1, 2, 4, 8, 16}, "work-group size along m")};
+  s.constraint = [](const Params& p) { return limit_wg(p.at("WGX") * p.at("WGY")); };
+  return s;
+}
+
+ParamSpace row_space() {
+  ParamSpace s;
+  s.params = {param("KCH", 256, {64, 128, 256, 512, 1024}, "A-row chunk held in private memory"),
+              param("WG", 64, {16, 32, 64, 128, 256}, "work-group size (rows)")};
+  s.constraint = [](const Params& p) { return limit_wg(p.at("WG")); };
+  return s;
+}
+
+ParamSpace tiled_space() {
+  ParamSpace s;
+  s.params = {param("TS", 16, {8, 16, 32}, "tile edge (work-group TS x TS)")};
+  s.constraint = [](const Params& p) { return limit_wg(p.at("TS") * p.at("TS")); };
+  return s;
+}
+
+ParamSpace wpt_space() {
+  ParamSpace s;
+  s.params = {param("TS", 32, {16, 32, 64}, "tile edge"),
+              param("WPT", 8, {1, 2, 4, 8, 16}, "C elements per work-item (along m)")};
+  s.constraint = [](const Params& p) -> std::string {
+    if (p.at("TS") % p.at("WPT") != 0) return "TS must be a multiple of WPT";
+    return limit_wg(p.at("TS") * p.at("TS") / p.at("WPT"));
+  };
+  return s;
+}
+
+ParamSpace vec4_space() {
+  ParamSpace s;
+  s.params = {param("WGX", 8, {4, 8, 16, 32}, "work-group size along n (4 columns each)"),
+              param("WGY", 8, {1, 2, 4, 8, 16}, "work-group size along m (4 rows each)")};
+  s.constraint = [](const Params& p) { return limit_wg(p.at("WGX") * p.at("WGY")); };
+  return s;
+}
+
+ParamSpace reg_space() {
+  ParamSpace s;
+  s.params = {param("MWG", 64, {16, 32, 64, 128}, "C tile rows per work-group"),
+              param("NWG", 64, {16, 32, 64, 128}, "C tile columns per work-group"),
+              param("KWG", 16, {8, 16, 32}, "k depth of one local-memory slice"),
+              param("MDIMC", 16, {2, 4, 8, 16, 32}, "work-items along m"),
+              param("NDIMC", 16, {2, 4, 8, 16, 32}, "work-items along n"),
+              param("VWM", 4, {1, 2, 4, 8}, "vector width of A loads (along m)"),
+              param("VWN", 4, {1, 2, 4, 8, 16}, "vector width of B loads and C accumulators"),
+              param("SA", 1, {0, 1}, "stage A slices in local memory"),
+              param("SB", 1, {0, 1}, "stage B slices in local memory"),
+              param("PK", 0, {0, 1}, "pack operands as contiguous per-tile panels (CPU caches)")};
+  s.constraint = [](const Params& p) -> std::string {
+    const auto mwg = p.at("MWG"), nwg = p.at("NWG"), mdimc = p.at("MDIMC"), ndimc = p.at("NDIMC");
+    if (mwg % (mdimc * p.at("VWM")) != 0) return "MWG must be a multiple of MDIMC*VWM";
+    if (nwg % (ndimc * p.at("VWN")) != 0) return "NWG must be a multiple of NDIMC*VWN";
+    const auto regs = (mwg / mdimc) * (nwg / ndimc);
+    if (regs > 256) return "more than 256 accumulators per work-item";
+    if (mdimc * ndimc < 4) return "fewer than 4 work-items per work-group";
+    if ((p.at("SA") * mwg + p.at("SB") * nwg) * p.at("KWG") * 4 > 48 * 1024)
+      return "local memory above 48 KiB";
+    return limit_wg(mdimc * ndimc);
+  };
+  return s;
+}
+
+ParamSpace image_space() {
+  ParamSpace s;
+  s.params = {param("WGX", 8, {4, 8, 16, 32}, "work-group size along n (4 columns each)"),
+              param("WGY", 8, {1, 2, 4, 8, 16}, "work-group size along m (4 rows each)")};
+  s.constraint = [](const Params& p) { return limit_wg(p.at("WGX") * p.at("WGY")); };
+  return s;
+}
+
+ParamSpace direct_space() {
+  ParamSpace s;
+  s.params = {param("TS", 32, {16, 32, 64}, "C tile edge per work-group"),
+              param("TK", 8, {4, 8, 16, 32}, "k depth of one local-memory slice"),
+              param("WPT", 2, {1, 2, 4, 8}, "C block edge per work-item (WPT x WPT)")};
+  s.constraint = [](const Params& p) -> std::string {
+    if (p.at("TS") % p.at("WPT") != 0) return "TS must be a multiple of WPT";
+    const auto rt = p.at("TS") / p.at("WPT");
+    if (rt < 2) return "fewer than 4 work-items per work-group";
+    return limit_wg(rt * rt);
+  };
+  return s;
+}
+
+}  // namespace kafel::ocl

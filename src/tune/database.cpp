@@ -1,0 +1,158 @@
+// The JSON tuning database (see database.hpp): reading, writing, and the fallback chain
+// device + driver -> device name -> vendor, in the same size class first.
+#include "tune/database.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include "kafel/error.hpp"
+
+namespace kafel::tune {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+json to_json(const Entry& e) {
+  json p = json::object();
+  for (const auto& [k, v] : e.params) p[k] = v;
+  return {{"device", e.device}, {"driver", e.driver}, {"vendor", e.vendor},
+          {"kernel", e.kernel}, {"dtype", e.dtype},   {"size_class", e.size_class},
+          {"params", p},        {"gflops", e.gflops}, {"default_gflops", e.default_gflops},
+          {"shape", e.shape}};
+}
+
+Entry from_json(const json& j) {
+  Entry e;
+  e.device = j.at("device").get<std::string>();
+  e.driver = j.value("driver", "");
+  e.vendor = j.value("vendor", "");
+  e.kernel = j.at("kernel").get<std::string>();
+  e.dtype = j.at("dtype").get<std::string>();
+  e.size_class = j.at("size_class").get<std::string>();
+  for (const auto& [k, v] : j.at("params").items()) e.params[k] = v.get<std::int64_t>();
+  e.gflops = j.value("gflops", 0.0);
+  e.default_gflops = j.value("default_gflops", 0.0);
+  e.shape = j.value("shape", "");
+  return e;
+}
+
+std::mutex& active_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::unique_ptr<Database>& active_slot() {
+  static std::unique_ptr<Database> db;
+  return db;
+}
+
+}  // namespace
+
+std::string size_class(const GemmDesc& d) {
+  const double g = std::cbrt(double(d.m) * double(d.n) * double(d.k));
+  return g <= 384 ? "small" : g <= 1536 ? "medium" : "large";
+}
+
+std::string default_db_path() {
+  if (const char* p = std::getenv("KAFEL_TUNE_DB"); p && *p) return p;
+  if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x)
+    return std::string(x) + "/kafel/tuning.json";
+  if (const char* h = std::getenv("HOME"); h && *h)
+    return std::string(h) + "/.local/share/kafel/tuning.json";
+  return "kafel-tuning.json";
+}
+
+Database Database::load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Database{};
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse(text.str(), path);
+}
+
+Database Database::parse(const std::string& text, const std::string& origin) {
+  Database db;
+  try {
+    json j = json::parse(text);
+    for (const auto& e : j.at("entries")) db.entries_.push_back(from_json(e));
+  } catch (const json::exception& e) {
+    throw IoError("tuning database " + origin + " is malformed: " + e.what());
+  }
+  return db;
+}
+
+const Database& shipped_database() {
+  static const Database db = Database::parse(shipped_tuning_json(), "data/tuning.json (built in)");
+  return db;
+}
+
+void Database::save(const std::string& path) const {
+  json j = {{"format", "kafel-tuning-1"}, {"entries", json::array()}};
+  for (const auto& e : entries_) j["entries"].push_back(to_json(e));
+  std::error_code ec;
+  if (fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path(), ec);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) throw IoError("cannot write tuning database " + tmp);
+    out << j.dump(2) << '\n';
+    if (!out) throw IoError("cannot write tuning database " + tmp);
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) throw IoError("cannot replace tuning database " + path + ": " + ec.message());
+}
+
+void Database::put(const Entry& e) {
+  for (auto& old : entries_)
+    if (old.device == e.device && old.driver == e.driver && old.kernel == e.kernel &&
+        old.dtype == e.dtype && old.size_class == e.size_class) {
+      old = e;
+      return;
+    }
+  entries_.push_back(e);
+}
+
+Database::Match Database::find(const Device& device, const std::string& kernel, DType t,
+                               const std::string& cls) const {
+  const std::string type(to_string(t));
+  struct Rule {
+    const char* what;
+    bool (*match)(const Entry&, const Device&);
+  };
+  static const Rule rules[] = {
+      {"device+driver",
+       [](const Entry& e, const Device& d) { return e.device == d.name && e.driver == d.driver; }},
+      {"device", [](const Entry& e, const Device& d) { return e.device == d.name; }},
+      {"vendor",
+       [](const Entry& e, const Device& d) { return !e.vendor.empty() && e.vendor == d.vendor; }},
+  };
+  for (bool same_class : {true, false})
+    for (const auto& rule : rules)
+      for (const auto& e : entries_) {
+        if (e.kernel != kernel || e.dtype != type) continue;
+        if (same_class && e.size_class != cls) continue;
+        if (!rule.match(e, device)) continue;
+        std::string who = std::string(rule.what) == "vendor" ? "vendor " + e.vendor : e.device;
+        if (std::string(rule.what) == "device+driver") who += " / " + e.driver;
+        return {&e, who + " | " + e.kernel + " " + e.dtype + " " + e.size_class};
+      }
+  return {};
+}
+
+const Database& active_database() {
+  std::lock_guard lock(active_mutex());
+  if (!active_slot()) active_slot() = std::make_unique<Database>(Database::load(default_db_path()));
+  return *active_slot();
+}
+
+void reload_active_database() {
+  std::lock_guard lock(active_mutex());
+  active_slot().reset();
+}
+
+}  // namespace kafel::tune

@@ -1,0 +1,67 @@
+// The tuning database: best parameters per device + driver, kernel, element type and size
+// class, stored as JSON (name = value pairs) with a fallback chain for lookups.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kafel/device.hpp"
+#include "kafel/gemm.hpp"
+#include "kafel/params.hpp"
+
+namespace kafel::tune {
+
+// "small" (geometric mean of m, n, k <= 384), "medium" (<= 1536) or "large".
+std::string size_class(const GemmDesc& d);
+
+struct Entry {
+  std::string device, driver, vendor;  // who measured it
+  std::string kernel, dtype, size_class;
+  Params params;
+  double gflops = 0;          // measured with these parameters
+  double default_gflops = 0;  // measured with the kernel's defaults, same run
+  std::string shape;          // the problem it was measured on
+};
+
+// $KAFEL_TUNE_DB, else $XDG_DATA_HOME/kafel/tuning.json, else ~/.local/share/kafel/tuning.json.
+std::string default_db_path();
+
+class Database {
+ public:
+  // Reads `path`; a missing file is an empty database, a malformed one throws IoError.
+  static Database load(const std::string& path);
+  // Parses JSON text; `origin` names it in error messages.
+  static Database parse(const std::string& text, const std::string& origin);
+  // Writes atomically (temporary file + rename); throws IoError.
+  void save(const std::string& path) const;
+
+  // Replaces the entry with the same device, driver, kernel, dtype and size class.
+  void put(const Entry& e);
+  const std::vector<Entry>& entries() const { return entries_; }
+
+  struct Match {
+    const Entry* entry = nullptr;
+    std::string key;  // which rule matched, e.g. "NVIDIA H100|580.65|ocl.reg|f32|large"
+  };
+  // Fallback chain, same size class first then any size class: device + driver, device name,
+  // vendor. Nothing found -> entry == nullptr.
+  Match find(const Device& device, const std::string& kernel, DType t,
+             const std::string& size_class) const;
+
+ private:
+  std::vector<Entry> entries_;
+};
+
+// The entries measured by the kafel developers (data/tuning.json, compiled in), consulted after
+// the user's database so a fresh install starts from known-good parameters on known devices.
+const Database& shipped_database();
+// The text of data/tuning.json (generated at build time).
+const char* shipped_tuning_json();
+
+// The database choose_params consults: default_db_path(), read once per process and path.
+const Database& active_database();
+// Forgets the cached database (after a tune run wrote it, or in tests).
+void reload_active_database();
+
+}  // namespace kafel::tune

@@ -1,0 +1,130 @@
+// Every OpenCL rung x every type it supports against the float64 reference: odd sizes (not
+// multiples of any tile), k = 0, transposes, both layouts, ld > cols, alpha/beta, beta = 0 on NaN.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "common/problems.hpp"
+#include "core/backend.hpp"
+#include "kafel/error.hpp"
+#include "opencl_device.hpp"
+
+namespace kafel {
+namespace {
+
+struct Case {
+  std::string kernel;
+  DType type;
+};
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  std::string s = info.param.kernel + "_" + std::string(to_string(info.param.type));
+  for (char& ch : s)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return s;
+}
+
+// Runs one problem; Unsupported (f64 without cl_khr_fp64, no images) is not a failure.
+void check(const Device& dev, const std::string& kernel, const GemmDesc& d,
+           const test::ProblemOptions& opt, const Params& params = {}) {
+  auto p = test::make_problem(d, opt);
+  try {
+    const auto r = test::run_and_verify(dev, kernel, p, params);
+    EXPECT_TRUE(r.passed) << test::describe(kernel, p, opt) << " " << format_params(params) << ": "
+                          << r.message;
+  } catch (const Unsupported& e) {
+    const bool optional = d.dtype == DType::f64 || kernel.find("image") != std::string::npos ||
+                          kernel == "ocl.clblast";  // CLBlast f16 needs cl_khr_fp16
+    if (optional) return;
+    ADD_FAILURE() << test::describe(kernel, p, opt) << ": unexpected Unsupported: " << e.what();
+  }
+}
+
+class OpenclLadder : public ::testing::TestWithParam<Case> {};
+
+TEST_P(OpenclLadder, OddShapesTransposesAndScalars) {
+  KAFEL_OPENCL_DEVICE_OR_SKIP(dev);
+  const Case c = GetParam();
+  std::uint64_t seed = 11;
+  for (const auto& s : test::odd_shapes())
+    for (Op oa : {Op::N, Op::T})
+      for (Op ob : {Op::N, Op::T}) {
+        ++seed;
+        const double alpha = seed % 3 == 0 ? 1.0 : -1.5, beta = seed % 2 ? 0.0 : 0.5;
+        test::ProblemOptions opt;
+        opt.seed = seed;
+        check(dev, c.kernel, {s.m, s.n, s.k, oa, ob, alpha, beta, c.type}, opt);
+      }
+}
+
+TEST_P(OpenclLadder, LayoutsAndLeadingDimensions) {
+  KAFEL_OPENCL_DEVICE_OR_SKIP(dev);
+  const Case c = GetParam();
+  const Layout R = Layout::RowMajor, C = Layout::ColMajor;
+  std::uint64_t seed = 100;
+  for (Layout la : {R, C})
+    for (Layout lb : {R, C})
+      for (Layout lc : {R, C}) {
+        test::ProblemOptions opt{la, lb, lc, 3, false, ++seed};
+        check(dev, c.kernel, {29, 17, 23, Op::N, Op::T, 2.0, -0.75, c.type}, opt);
+      }
+}
+
+TEST_P(OpenclLadder, LargerThanOneTile) {
+  KAFEL_OPENCL_DEVICE_OR_SKIP(dev);
+  const Case c = GetParam();
+  test::ProblemOptions opt;
+  opt.seed = 5;
+  check(dev, c.kernel, {131, 197, 163, Op::T, Op::N, 0.5, 2.0, c.type}, opt);
+}
+
+std::vector<Case> all_cases() {
+  std::vector<Case> out;
+  auto dev = test::opencl_device();
+  if (!dev) return {{"ocl.naive", DType::f32}};  // a placeholder that skips
+  for (const auto& k : kernels_for(*dev))
+    for (DType t : k.types) out.push_back({k.name, t});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Rungs, OpenclLadder, ::testing::ValuesIn(all_cases()), case_name);
+
+// Non-default points of every tunable space, on sizes that are not tile multiples.
+TEST(OpenclParams, SampledConfigurationsAreCorrect) {
+  KAFEL_OPENCL_DEVICE_OR_SKIP(dev);
+  std::mt19937_64 rng(3);
+  for (const auto& k : kernels_for(dev)) {
+    if (k.params.empty() || k.baseline) continue;
+    auto space = k.params.enumerate();
+    std::shuffle(space.begin(), space.end(), rng);
+    space.resize(std::min<std::size_t>(space.size(), 4));
+    for (const auto& params : space) {
+      test::ProblemOptions opt;
+      opt.seed = rng();
+      try {
+        check(dev, k.name, {37, 45, 29, Op::N, Op::T, 1.5, 0.25, DType::f32}, opt, params);
+      } catch (const DeviceError& e) {  // a configuration too large for this device
+        GTEST_LOG_(INFO) << k.name << " " << format_params(params) << ": " << e.what();
+      }
+    }
+  }
+}
+
+TEST(OpenclParams, IntegerResultsAreExact) {
+  KAFEL_OPENCL_DEVICE_OR_SKIP(dev);
+  for (const auto& k : kernels_for(dev)) {
+    if (!k.supports(DType::i32)) continue;
+    GemmDesc d{33, 21, 70, Op::N, Op::N, 3.0, -2.0, DType::i32};
+    test::ProblemOptions opt;
+    auto p = test::make_problem(d, opt);
+    Matrix expected = p.c.clone();
+    reference_gemm(d.op_a, d.op_b, d.alpha, p.a, p.b, d.beta, expected);
+    test::run_and_verify(dev, k.name, p);
+    for (std::int64_t i = 0; i < d.m; ++i)
+      for (std::int64_t j = 0; j < d.n; ++j)
+        ASSERT_EQ(p.c.get(i, j), expected.get(i, j)) << k.name << " at " << i << "," << j;
+  }
+}
+
+}  // namespace
+}  // namespace kafel
