@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# One-shot run on an air-gapped NVIDIA GPU node: build kafel, check it (GPU tests, sanitizers),
+# then benchmark the CUDA ladder against cuBLAS and dump the top kernels' SASS. Short table last.
+#
+# Usage: bash bench/gpu.sh            (results under $OUT, default ./out)
+# Env:   STEPS  comma list of build,tests,sanitize,bench,grid,sass (default: all)
+#        SIZES  ladder sizes (default 1024,2048,4096,8192); KERNELS (default all); REPS (20)
+#        WARMUP (5); OPENCL=0 builds without OpenCL; TESTS  ctest -R regex within label gpu;
+#        GRID_B / GRID_G  block and grid lists of the gridstride table (default 2,4,8,16,32;
+#        adding 1 makes single-thread configurations that take minutes at 1021^3)
+# Build dependencies missing on the node (GoogleTest, CLI11, nlohmann-json, OpenCL ICD loader,
+# headers, CLBlast) come as Debian packages in .gpu/ (see docs/cuda.md); carry .gpu with the run.
+set -uo pipefail
+ROOT=$(pwd)
+OUT=${OUT:-$ROOT/out}
+B=${BUILD_DIR:-/tmp/build}
+STEPS=${STEPS:-build,tests,sanitize,bench,grid,sass}
+SIZES=${SIZES:-1024,2048,4096,8192}
+KERNELS=${KERNELS:-all}
+REPS=${REPS:-20}
+WARMUP=${WARMUP:-5}
+OPENCL=${OPENCL:-auto}
+TESTS=${TESTS:-}
+GRID_B=${GRID_B:-2,4,8,16,32}
+GRID_G=${GRID_G:-2,4,8,16,32}
+mkdir -p "$OUT"
+has() { [[ ",$STEPS," == *",$1,"* ]]; }
+log() { echo "== $(date +%T) $*"; }
+KAFEL=$B/tools/kafel/kafel
+
+# --- (a) dependencies from .gpu/ ---------------------------------------------------------
+DEPS=/tmp/kafel-deps
+if [ -d .gpu ]; then
+  mkdir -p $DEPS/vendors
+  for f in .gpu/*.deb .gpu/deps/*.deb; do [ -f "$f" ] && dpkg -x "$f" $DEPS; done
+  export CPATH=$DEPS/usr/include${CPATH:+:$CPATH}
+  export LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu${LIBRARY_PATH:+:$LIBRARY_PATH}
+  export LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export CMAKE_PREFIX_PATH=$DEPS/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
+  if [ -f /usr/local/nvidia/lib64/libnvidia-opencl.so.1 ]; then
+    echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > $DEPS/vendors/nvidia.icd
+    export OCL_ICD_VENDORS=$DEPS/vendors
+  fi
+fi
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv \
+  2>&1
+
+# --- (b) configure + build ----------------------------------------------------------------
+if has build; then
+  log "configure + build into $B"
+  # CMake < 3.26 does not know nvcc's C++20 flag; this rules file teaches it (harmless later).
+  printf 'set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")\nset(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")\n' > /tmp/kafel-cuda20.cmake
+  extra=()
+  [ "$OPENCL" = 0 ] && extra+=("-DKAFEL_WITH_OPENCL=OFF")
+  configure() {
+    cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKAFEL_BUILD_TESTS=ON \
+      -DKAFEL_CUDA_PTXAS_VERBOSE=ON -DCMAKE_USER_MAKE_RULES_OVERRIDE_CUDA=/tmp/kafel-cuda20.cmake \
+      "${extra[@]}" "$@" >> "$OUT/build.log" 2>&1
+  }
+  # Only what this script runs is built (other suites' work in progress cannot break it).
+  build() {
+    local targets=(kafel_cli kafel_tests_gpu)
+    grep -qs "build tests/kafel_tests_opencl:" "$B/build.ninja" && targets+=(kafel_tests_opencl)
+    cmake --build "$B" -j16 --target "${targets[@]}" >> "$OUT/build.log" 2>&1
+  }
+  # A broken OpenCL part must not cost the CUDA results: retry without it.
+  if ! { configure && build; }; then
+    grep -B2 -A8 -E "error|FAILED" "$OUT/build.log" | head -40
+    log "retrying without OpenCL"
+    configure -DKAFEL_WITH_OPENCL=OFF && build ||
+      { grep -B2 -A8 -E "error|FAILED" "$OUT/build.log" | tail -60; exit 1; }
+  fi
+  grep -E "^kafel:|-- kafel" "$OUT/build.log" | head -5
+  # Register / spill / shared-memory report of every CUDA kernel (-Xptxas -v).
+  grep -E "Compiling entry function|bytes stack frame|Used [0-9]+ registers" "$OUT/build.log" | paste - - - |
+    sed -E 's/ptxas info *: //g; s/Compiling entry function //' > "$OUT/ptxas.txt"
+  log "build done"
+fi
+
+# --- (c) tests ------------------------------------------------------------------------------
+if has tests; then
+  log "ctest -L gpu"
+  ctest --test-dir "$B" -L gpu ${TESTS:+-R "$TESTS"} -j12 --output-on-failure > "$OUT/tests.log" 2>&1
+  echo "gpu tests rc=$?"; tail -3 "$OUT/tests.log"
+  if [ -x "$B/tests/kafel_tests_opencl" ]; then
+    log "ctest -L opencl"
+    ctest --test-dir "$B" -L opencl -j4 --output-on-failure >> "$OUT/tests.log" 2>&1
+    echo "opencl tests rc=$?"; tail -3 "$OUT/tests.log"
+  fi
+fi
+
+# --- (d) compute-sanitizer on every rung at small sizes -------------------------------------
+if has sanitize; then
+  filter='Rungs/CudaLadder.LayoutsAndLeadingDimensions/*:Rungs/CudaLadder.ExactOnIntegerValuedInputs/*:-*cublas*'
+  for tool in memcheck racecheck; do
+    log "compute-sanitizer $tool"
+    compute-sanitizer --tool $tool --error-exitcode 9 "$B/tests/kafel_tests_gpu" \
+      --gtest_filter="$filter" > /tmp/sanitizer-$tool.log 2>&1
+    echo "$tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/sanitizer-$tool.log | tail -1)"
+    { echo "=== $tool"; cat /tmp/sanitizer-$tool.log; } >> "$OUT/sanitizer.log"
+  done
+fi
+
+# --- (e) benchmarks ------------------------------------------------------------------------
+if has bench; then
+  log "ladder: kafel bench --kernels $KERNELS --sizes $SIZES --vs cublas"
+  $KAFEL bench --device cuda:0 --kernels "$KERNELS" --sizes "$SIZES" --vs cublas \
+    --warmup "$WARMUP" --reps "$REPS" --json "$OUT/cuda.json" > "$OUT/bench.log" 2>&1
+  echo "bench rc=$?"
+fi
+
+# --- (f) SASS of the top kernels -----------------------------------------------------------
+if has sass; then
+  obj=$B/src/CMakeFiles/kafel.dir/cuda
+  for f in pipelined warptile; do cuobjdump --dump-sass "$obj/$f.cu.o"; done > /tmp/sass-all.txt 2>&1
+  # Keep the f32 kernels only (the file would be too large to bring back otherwise).
+  python3 - /tmp/sass-all.txt > "$OUT/sass.txt" <<'PY'
+import re, sys
+parts = re.split(r"(?=\n\s*Function : )", open(sys.argv[1]).read())
+print("".join(p for p in parts if re.search(r"Function : \S*(ConfigIf|kernelIf)", p)))
+PY
+  # Instruction mix of the f32 128x128x16 3-stage kernel (the default rung 9).
+  python3 - "$OUT/sass.txt" <<'PY'
+import re, sys, collections
+text = open(sys.argv[1]).read()
+funcs = re.split(r"\n\s*Function : ", text)
+for f in funcs[1:]:
+    name = f.split("\n", 1)[0]
+    if "If" not in name: continue
+    ops = collections.Counter(re.findall(r"/\*[0-9a-f]{4,6}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]+)", f))
+    short = re.sub(r"_ZN5kafel4cuda.*?Config", "", name)[:36]
+    top = " ".join(f"{k}={v}" for k, v in ops.most_common(9))
+    print("sass", short, top, f"LDL={ops['LDL']} STL={ops['STL']} total={sum(ops.values())}")
+PY
+fi
+
+if has grid; then
+  log "gridstride block x grid table at 1021 (block $GRID_B, grid $GRID_G)"
+  timeout 240 $KAFEL bench --device cuda:0 --kernels cuda.gridstride --block "$GRID_B" \
+    --grid "$GRID_G" --sizes 1021 --warmup 0 --reps 1 > /tmp/grid.log 2>&1
+  echo "grid rc=$?"
+  cat /tmp/grid.log >> "$OUT/bench.log"
+fi
+
+# --- (g) short table last ------------------------------------------------------------------
+if [ -f "$OUT/cuda.json" ]; then
+  python3 - "$OUT/cuda.json" <<'PY'
+import json, sys
+recs = json.load(open(sys.argv[1]))["records"]
+base = {(r["type"], r["m"]): r["gflops"] for r in recs if r["kernel"] == "cuda.cublas" and r["status"] == "ok"}
+sizes = sorted({r["m"] for r in recs})
+rows = {}
+for r in recs:
+    rows.setdefault((r["kernel"], r["type"]), {})[r["m"]] = r
+print(f"{'kernel':34s} {'type':4s} " + " ".join(f"{s:>15d}" for s in sizes))
+for (k, t), by in rows.items():
+    cells = []
+    for s in sizes:
+        r = by.get(s)
+        if r is None: cells.append(f"{'-':>15s}")
+        elif r["status"] != "ok": cells.append(f"{r['status']:>15s}")
+        else:
+            b = base.get((t, s))
+            pct = f"{100*r['gflops']/b:4.0f}%" if b else "   "
+            cells.append(f"{r['gflops']/1000:8.2f}T {pct}")
+    print(f"{k:34s} {t:4s} " + " ".join(cells))
+PY
+fi
+grep -E "tests passed|tests failed|\(Failed\)|\(Timeout\)|\(SEGFAULT\)" "$OUT/tests.log" 2>/dev/null | tail -12
+[ -f /tmp/grid.log ] && grep -A9 -i "block" /tmp/grid.log | tail -10
