@@ -112,12 +112,12 @@ fi
 # --- (f) SASS of the top kernels -----------------------------------------------------------
 if has sass; then
   obj=$B/src/CMakeFiles/kafel.dir/cuda
-  for f in pipelined warptile; do cuobjdump --dump-sass "$obj/$f.cu.o"; done > /tmp/sass-all.txt 2>&1
+  for f in pipelined fragdb warptile; do cuobjdump --dump-sass "$obj/$f.cu.o"; done > /tmp/sass-all.txt 2>&1
   # Keep the f32 kernels only (the file would be too large to bring back otherwise).
   python3 - /tmp/sass-all.txt > "$OUT/sass.txt" <<'PY'
 import re, sys
 parts = re.split(r"(?=\n\s*Function : )", open(sys.argv[1]).read())
-print("".join(p for p in parts if re.search(r"Function : \S*(ConfigIf|kernelIf)", p)))
+print("".join(p for p in parts if re.search(r"Function : \S*(ConfigIf|kernelIf|CfgILi)", p)))
 PY
   # Instruction mix of the f32 128x128x16 3-stage kernel (the default rung 9).
   python3 - "$OUT/sass.txt" <<'PY'
@@ -126,9 +126,9 @@ text = open(sys.argv[1]).read()
 funcs = re.split(r"\n\s*Function : ", text)
 for f in funcs[1:]:
     name = f.split("\n", 1)[0]
-    if "If" not in name: continue
+    if not re.search(r"If|CfgILi", name): continue
     ops = collections.Counter(re.findall(r"/\*[0-9a-f]{4,6}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]+)", f))
-    short = re.sub(r"_ZN5kafel4cuda.*?Config", "", name)[:36]
+    short = re.sub(r"_ZN5kafel4cuda.*?(Config|Cfg)", "", name)[:36]
     top = " ".join(f"{k}={v}" for k, v in ops.most_common(9))
     print("sass", short, top, f"LDL={ops['LDL']} STL={ops['STL']} total={sum(ops.values())}")
 PY
@@ -167,4 +167,4 @@ for (k, t), by in rows.items():
 PY
 fi
 grep -E "tests passed|tests failed|\(Failed\)|\(Timeout\)|\(SEGFAULT\)" "$OUT/tests.log" 2>/dev/null | tail -12
-[ -f /tmp/grid.log ] && grep -A9 -i "block" /tmp/grid.log | tail -10
+if [ -f /tmp/grid.log ]; then grep -A9 -i "block" /tmp/grid.log | tail -10; fi

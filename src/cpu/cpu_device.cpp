@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -31,8 +32,21 @@ std::uint64_t physical_memory() {
   return pages > 0 && size > 0 ? std::uint64_t(pages) * std::uint64_t(size) : 0;
 }
 
-std::uint64_t cache_size(int name) {
-  const long v = sysconf(name);
+// Cache size of `level` from sysfs (what the hypervisor really exposes), else sysconf.
+std::uint64_t cache_size(int level, int sysconf_name) {
+  for (int index = 0; index < 8; ++index) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+    std::ifstream lvl(dir + "/level"), type(dir + "/type"), size(dir + "/size");
+    int l = 0;
+    std::string t, s;
+    if (!(lvl >> l) || !(type >> t) || !(size >> s)) break;
+    if (l != level || t == "Instruction") continue;
+    std::uint64_t v = std::strtoull(s.c_str(), nullptr, 10);
+    if (s.back() == 'K') v <<= 10;
+    if (s.back() == 'M') v <<= 20;
+    if (v) return v;
+  }
+  const long v = sysconf(sysconf_name);
   return v > 0 ? std::uint64_t(v) : 0;
 }
 
@@ -73,9 +87,9 @@ Device cpu_device() {
     d.clock_mhz = 0;
   }
   d.global_memory = physical_memory();
-  d.local_memory = cache_size(_SC_LEVEL1_DCACHE_SIZE);
-  d.cache_bytes = cache_size(_SC_LEVEL3_CACHE_SIZE);
-  if (!d.cache_bytes) d.cache_bytes = cache_size(_SC_LEVEL2_CACHE_SIZE);
+  d.local_memory = cache_size(1, _SC_LEVEL1_DCACHE_SIZE);
+  d.cache_bytes = cache_size(3, _SC_LEVEL3_CACHE_SIZE);
+  if (!d.cache_bytes) d.cache_bytes = cache_size(2, _SC_LEVEL2_CACHE_SIZE);
   // FLOP per cycle per core in f32: two 256-bit FMA pipes (AVX2; AVX-512 on Zen 4 and
   // one-port Intel parts also retire 16 f32 FMAs per cycle), SSE otherwise.
   const SimdLevel simd = simd_level();
@@ -83,9 +97,9 @@ Device cpu_device() {
   d.peak_gflops_f32 = d.compute_units * f32_per_cycle * d.clock_mhz / 1000.0;
   d.peak_gflops_f64 = d.peak_gflops_f32 / 2.0;
   d.details = {{"simd", to_string(simd)},
-               {"l1d", std::to_string(cache_size(_SC_LEVEL1_DCACHE_SIZE))},
-               {"l2", std::to_string(cache_size(_SC_LEVEL2_CACHE_SIZE))},
-               {"l3", std::to_string(cache_size(_SC_LEVEL3_CACHE_SIZE))},
+               {"l1d", std::to_string(cache_size(1, _SC_LEVEL1_DCACHE_SIZE))},
+               {"l2", std::to_string(cache_size(2, _SC_LEVEL2_CACHE_SIZE))},
+               {"l3", std::to_string(cache_size(3, _SC_LEVEL3_CACHE_SIZE))},
                {"peak", "estimate from the nominal clock; turbo may exceed it"}};
   return d;
 }

@@ -17,6 +17,7 @@ void launch_reg2d(const DeviceGemm& g, const Params& p, cudaStream_t s);
 void launch_vec(const DeviceGemm& g, const Params& p, cudaStream_t s);
 void launch_warptile(const DeviceGemm& g, const Params& p, cudaStream_t s);
 void launch_pipelined(const DeviceGemm& g, const Params& p, cudaStream_t s);
+void launch_fragdb(const DeviceGemm& g, const Params& p, cudaStream_t s);
 void launch_cublas(const DeviceGemm& g, const Params& p, cudaStream_t s);
 
 // Creates (once) the cuBLAS handle of a device, so no run() pays for it.

@@ -104,6 +104,32 @@ GemmKernel pipelined_variant(std::int64_t bm, std::int64_t bn, std::int64_t bk, 
               {DType::f32});
 }
 
+// cuda.fragdb: fixed tiles, one registry line each (the shapes compiled in fragdb.cu).
+GemmKernel fragdb_variant(std::int64_t bm, std::int64_t bn, std::int64_t bk, std::int64_t wm,
+                          std::int64_t wn) {
+  ParamSpace s;
+  s.params = {{"BM", bm, {}, "block tile rows"},
+              {"BN", bn, {}, "block tile columns"},
+              {"BK", bk, {}, "k per pipeline step"},
+              {"WM", wm, {}, "warp tile rows (lane tile WM/8)"},
+              {"WN", wn, {}, "warp tile columns (lane tile WN/4)"}};
+  s.constraint = [](const Params& p) -> std::string {
+    static const std::vector<std::vector<std::int64_t>> compiled = {
+        {128, 128, 16, 64, 64}, {128, 128, 32, 64, 64}, {128, 256, 32, 64, 64}};
+    const std::vector<std::int64_t> v = {p.at("BM"), p.at("BN"), p.at("BK"), p.at("WM"),
+                                         p.at("WN")};
+    for (const auto& c : compiled)
+      if (c == v) return "";
+    return "this BM/BN/BK/WM/WN combination is not compiled (see fragdb.cu)";
+  };
+  const std::string name = "cuda.fragdb.m" + std::to_string(bm) + "n" + std::to_string(bn) + "k" +
+                           std::to_string(bk) + "w" + std::to_string(wm) + "x" + std::to_string(wn);
+  return rung(name,
+              "cuda.pipelined + register-fragment double buffering, barrier before the last "
+              "k step (f32)",
+              std::move(s), cuda::launch_fragdb, {true}, {DType::f32});
+}
+
 GemmKernel cublas() {
   GemmKernel k = rung("cuda.cublas", "cuBLAS sgemm/dgemm (IEEE FP32/FP64, no TF32)", {},
                       cuda::launch_cublas, {}, {DType::f32, DType::f64});
@@ -143,6 +169,9 @@ std::vector<GemmKernel> cuda_kernels() {
       pipelined_variant(128, 256, 16, 64, 64, 0),
       pipelined_variant(128, 256, 32, 64, 64),
       pipelined_variant(256, 128, 16, 64, 64),
+      fragdb_variant(128, 128, 16, 64, 64),
+      fragdb_variant(128, 128, 32, 64, 64),
+      fragdb_variant(128, 256, 32, 64, 64),
       cublas(),
   };
 }

@@ -121,7 +121,9 @@ std::vector<Case> cases() {
   }
   for (const char* k : {"cuda.pipelined.m128n128k16w64x32", "cuda.pipelined.m128n64k16w32x32",
                         "cuda.pipelined.m128n256k16w64x64", "cuda.pipelined.m128n256k16w64x64.acol",
-                        "cuda.pipelined.m128n256k32w64x64", "cuda.pipelined.m256n128k16w64x64"})
+                        "cuda.pipelined.m128n256k32w64x64", "cuda.pipelined.m256n128k16w64x64",
+                        "cuda.fragdb.m128n128k16w64x64", "cuda.fragdb.m128n128k32w64x64",
+                        "cuda.fragdb.m128n256k32w64x64"})
     out.push_back({k, DType::f32, {}});
   for (DType t : {DType::f32, DType::f64}) out.push_back({"cuda.cublas", t, {}});
   return out;

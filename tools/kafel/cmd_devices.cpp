@@ -66,9 +66,14 @@ void print_device(const Device& d) {
 
 struct DevicesCli {
   std::string json;
+  bool best = false;
 };
 
 int run_devices(const DevicesCli& opt) {
+  if (opt.best) {  // for scripts: just the id of the fastest device present
+    std::cout << best_device().id << '\n';
+    return kExitOk;
+  }
   auto devices = list_devices();
   Json all = Json::array();
   for (std::size_t i = 0; i < devices.size(); ++i) {
@@ -88,6 +93,8 @@ int run_devices(const DevicesCli& opt) {
 Run setup_devices(CLI::App& sub) {
   auto opt = std::make_shared<DevicesCli>();
   sub.add_option("--json", opt->json, "Also write the devices as JSON to this file");
+  sub.add_flag("--best", opt->best,
+               "Print only the id of the fastest device (CUDA GPU, else OpenCL GPU, else cpu)");
   return [opt] { return run_devices(*opt); };
 }
 
