@@ -1,0 +1,191 @@
+// The fast covariance worker, written once over a vector-traits type V and included by each
+// ISA file after its `#pragma GCC target`. Everything here has internal linkage on purpose:
+// each ISA file gets its own copy, so no AVX-512 code can leak into another file's symbols.
+// Needs: V::T (register type), V::kLanes, zero(), load(p), store(p, v), set1(f), sub, add,
+// fmadd(a, b, c) = a*b + c, hsum_d(v) (lanes summed in double).
+
+namespace {
+
+// Shifts block [n, n+len) into scratch rows (zero tail up to len_pad) and adds the channel
+// sums of the shifted values.
+template <class V>
+void fill_block(const kafel::cpu::covfast::Job& j, std::int64_t n, std::int64_t len,
+                std::int64_t len_pad, float* y, double* sum) {
+  const std::int64_t B = j.ld;  // scratch row stride
+  if (!j.planar) {
+    for (std::int64_t s = 0; s < len; ++s) {
+      const float* x = j.data + (n + s) * j.stride;
+      for (std::int64_t c = 0; c < j.channels; ++c) y[c * B + s] = x[c] - j.pilot[c];
+    }
+  }
+  for (std::int64_t c = 0; c < j.channels; ++c) {
+    float* yc = y + c * B;
+    const typename V::T p = V::set1(j.pilot[c]);
+    typename V::T acc = V::zero();
+    std::int64_t s = 0;
+    if (j.planar) {
+      const float* xc = j.data + c * j.stride + n;
+      for (; s + V::kLanes <= len; s += V::kLanes) {
+        const typename V::T v = V::sub(V::load(xc + s), p);
+        V::store(yc + s, v);
+        acc = V::add(acc, v);
+      }
+      for (std::int64_t t = s; t < len; ++t) yc[t] = xc[t] - j.pilot[c];
+    } else {
+      for (; s + V::kLanes <= len; s += V::kLanes) acc = V::add(acc, V::load(yc + s));
+    }
+    double tail = 0;
+    for (; s < len; ++s) tail += yc[s];
+    for (std::int64_t t = len; t < len_pad; ++t) yc[t] = 0.0f;
+    sum[c] += V::hsum_d(acc) + tail;
+  }
+}
+
+// Issues software prefetches (to L2) for a future block while the tiles compute on the
+// current one, so the memory keeps streaming during the arithmetic phase. Lines are visited
+// row-interleaved; `per_step` lines per call.
+struct Prefetcher {
+  const char* base = nullptr;
+  std::int64_t rows = 0, lines = 0, per_step = 0, ld_bytes = 0;
+  std::int64_t row = 0, line = 0;  // the next line to fetch
+
+  void step() {
+    for (std::int64_t k = 0; k < per_step && line < lines; ++k) {
+      __builtin_prefetch(base + row * ld_bytes + line * 64, 0, 2);
+      if (++row == rows) {
+        row = 0;
+        ++line;
+      }
+    }
+  }
+};
+
+// One R x R tile of channel pairs over a block: float accumulators, one per pair and lane,
+// summed into float64 at the end of the block (so each float sum has len/lanes terms).
+// Rows r of the tile are at yi + r*ldi (likewise yj). With SHIFT the rows are the caller's
+// samples and the pilot is subtracted on load (an embedded-broadcast operand); without, they
+// are the already shifted scratch rows.
+template <class V, int R, bool SHIFT>
+void tile(const float* yi, std::int64_t ldi, const float* pi, const float* yj, std::int64_t ldj,
+          const float* pj, std::int64_t len, double* q, std::int64_t ldq, Prefetcher& pf) {
+  typename V::T acc[R][R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (int c = 0; c < R; ++c) acc[r][c] = V::zero();
+  for (std::int64_t s = 0; s < len; s += V::kLanes) {
+    pf.step();
+    typename V::T a[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      a[r] = V::load(yi + r * ldi + s);
+      if constexpr (SHIFT) a[r] = V::sub(a[r], V::set1(pi[r]));
+    }
+#pragma GCC unroll 8
+    for (int c = 0; c < R; ++c) {
+      typename V::T b = V::load(yj + c * ldj + s);
+      if constexpr (SHIFT) b = V::sub(b, V::set1(pj[c]));
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) acc[r][c] = V::fmadd(a[r], b, acc[r][c]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < R; ++c) q[r * ldq + c] += V::hsum_d(acc[r][c]);
+}
+
+// A diagonal tile: only the R(R+1)/2 pairs with c <= r (the others mirror them). With SHIFT
+// it also adds the channel sums of its rows (each channel is in exactly one diagonal tile).
+template <class V, int R, bool SHIFT>
+void tile_diag(const float* y, std::int64_t ld, const float* p, std::int64_t len, double* q,
+               std::int64_t ldq, Prefetcher& pf, double* sum) {
+  typename V::T acc[R][R], sacc[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    sacc[r] = V::zero();
+#pragma GCC unroll 8
+    for (int c = 0; c <= r; ++c) acc[r][c] = V::zero();
+  }
+  for (std::int64_t s = 0; s < len; s += V::kLanes) {
+    pf.step();
+    typename V::T a[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      a[r] = V::load(y + r * ld + s);
+      if constexpr (SHIFT) {
+        a[r] = V::sub(a[r], V::set1(p[r]));
+        sacc[r] = V::add(sacc[r], a[r]);
+      }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+      for (int c = 0; c <= r; ++c) acc[r][c] = V::fmadd(a[r], a[c], acc[r][c]);
+  }
+  for (int r = 0; r < R; ++r) {
+    if constexpr (SHIFT) sum[r] += V::hsum_d(sacc[r]);
+    for (int c = 0; c <= r; ++c) q[r * ldq + c] += V::hsum_d(acc[r][c]);
+  }
+}
+
+// The prefetch plan for the block starting at sample n (none past n1 or when dist is 0).
+template <class V, int R>
+Prefetcher plan_prefetch(const kafel::cpu::covfast::Job& j, std::int64_t n, std::int64_t n1) {
+  Prefetcher pf;
+  if (j.prefetch_blocks <= 0) return pf;
+  const std::int64_t start = n + j.prefetch_blocks * j.block;
+  if (start >= n1) return pf;
+  const std::int64_t len = n1 - start < j.block ? n1 - start : j.block;
+  if (j.planar) {
+    pf.base = reinterpret_cast<const char*>(j.data + start);
+    pf.rows = j.channels;
+    pf.ld_bytes = j.stride * 4;
+    pf.lines = (len * 4 + 63) / 64;
+  } else {
+    pf.base = reinterpret_cast<const char*>(j.data + start * j.stride);
+    pf.rows = 1;
+    pf.lines = (len * j.stride * 4 + 63) / 64;
+  }
+  const std::int64_t tiles = (j.padded / R) * (j.padded / R + 1) / 2;
+  const std::int64_t steps = tiles * ((len + V::kLanes - 1) / V::kLanes);
+  pf.per_step = (pf.lines * pf.rows + steps - 1) / steps;
+  return pf;
+}
+
+// Planar blocks of whole vectors whose channel count is a multiple of R skip the scratch
+// copy: the tiles read the caller's rows and shift on load. Everything else (interleaved data,
+// padded channels, the tail block) goes through the shifted, zero-padded scratch block.
+template <class V, int R>
+void process_range(const kafel::cpu::covfast::Job& j, std::int64_t n0, std::int64_t n1, float* y,
+                   double* sum, double* q) {
+  const std::int64_t B = j.block, P = j.padded, L = j.ld;
+  const bool direct_ok = j.planar && j.channels == P && j.direct;
+  for (std::int64_t n = n0; n < n1; n += B) {
+    const std::int64_t len = n1 - n < B ? n1 - n : B;
+    const std::int64_t len_pad = (len + V::kLanes - 1) / V::kLanes * V::kLanes;
+    Prefetcher pf = plan_prefetch<V, R>(j, n, n1);
+    if (direct_ok && len == len_pad) {
+      const float* x = j.data + n;
+      for (std::int64_t ti = 0; ti < P; ti += R)
+        for (std::int64_t tj = 0; tj <= ti; tj += R) {
+          if (tj == ti)
+            tile_diag<V, R, true>(x + ti * j.stride, j.stride, j.pilot + ti, len, q + ti * P + tj,
+                                  P, pf, sum + ti);
+          else
+            tile<V, R, true>(x + ti * j.stride, j.stride, j.pilot + ti, x + tj * j.stride, j.stride,
+                             j.pilot + tj, len, q + ti * P + tj, P, pf);
+        }
+      continue;
+    }
+    fill_block<V>(j, n, len, len_pad, y, sum);
+    for (std::int64_t ti = 0; ti < P; ti += R)
+      for (std::int64_t tj = 0; tj <= ti; tj += R) {
+        if (tj == ti)
+          tile_diag<V, R, false>(y + ti * L, L, nullptr, len_pad, q + ti * P + tj, P, pf, nullptr);
+        else
+          tile<V, R, false>(y + ti * L, L, nullptr, y + tj * L, L, nullptr, len_pad,
+                            q + ti * P + tj, P, pf);
+      }
+  }
+}
+
+}  // namespace
