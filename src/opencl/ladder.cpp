@@ -183,6 +183,45 @@ std::vector<Event> RegPlan::enqueue(Operands& s) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Rung 9: reg2 (double-buffered local memory)
+
+void RegDbPlan::prepare() {
+  const auto& q = params_;
+  const std::int64_t mwg = q.at("MWG"), nwg = q.at("NWG"), kwg = q.at("KWG");
+  check_work_group(ctx_, {S(q.at("NDIMC")), S(q.at("MDIMC"))}, "ocl.reg2");
+  check_local_memory(ctx_, 2 * (mwg + nwg) * kwg * acc_size(desc_.dtype), "ocl.reg2");
+  mp_ = int(round_up(m_, mwg));
+  np_ = int(round_up(n_, nwg));
+  kp_ = int(round_up(k_, kwg));
+  // No pre-pass for an operand already k-major with tile-multiple sizes (e.g. B in NN).
+  pack_a_ = !(mp_ == m_ && kp_ == k_ && sa_.rs == 1 && sa_.cs == m_);
+  pack_b_ = !(np_ == n_ && kp_ == k_ && sb_.cs == 1 && sb_.rs == n_);
+  if (pack_a_) at_ = scratch(std::int64_t(kp_) * mp_);
+  if (pack_b_) bp_ = scratch(std::int64_t(kp_) * np_);
+  program_ = build({"09_reg_db.cl"});
+  kernel_ = program_.kernel("gemm_reg_db");
+}
+
+std::vector<Event> RegDbPlan::enqueue(Operands& s) {
+  std::vector<Event> ev;
+  if (pack_a_) ev.push_back(pack_a(s, at_, true, kp_, mp_));
+  if (pack_b_) ev.push_back(pack_b(s, bp_, true, kp_, np_));
+  kernel_.args(m_, n_, kp_);
+  set_alpha_beta(kernel_, 3);
+  kernel_.arg(5, pack_a_ ? at_ : s.a);
+  kernel_.arg(6, mp_);
+  kernel_.arg(7, pack_b_ ? bp_ : s.b);
+  kernel_.arg(8, np_);
+  kernel_.arg(9, s.c);
+  kernel_.arg(10, ldc_);
+  const auto& q = params_;
+  const S ndimc = S(q.at("NDIMC")), mdimc = S(q.at("MDIMC"));
+  ev.push_back(launch(ctx_, kernel_, {S(np_ / q.at("NWG")) * ndimc, S(mp_ / q.at("MWG")) * mdimc},
+                      {ndimc, mdimc}));
+  return ev;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Rung 7: images
 
 ImagePlan::ImagePlan(const Device& d, const GemmDesc& g, const Params& p, Variant v)
@@ -334,6 +373,32 @@ ParamSpace direct_space() {
     const auto rt = p.at("TS") / p.at("WPT");
     if (rt < 2) return "fewer than 4 work-items per work-group";
     return limit_wg(rt * rt);
+  };
+  return s;
+}
+
+// Defaults for a Hopper GPU: 128 x 128 tiles, 256 work-items with 8 x 8 outputs each (two
+// float4 fragments of A and of B per k step), KWG = 16 -> 32 KiB of local memory for the two
+// buffers, about 128 registers per work-item so two work-groups share an SM.
+ParamSpace reg_db_space() {
+  ParamSpace s;
+  s.params = {param("MWG", 128, {32, 64, 128, 256}, "C tile rows per work-group"),
+              param("NWG", 128, {32, 64, 128, 256}, "C tile columns per work-group"),
+              param("KWG", 16, {8, 16, 32}, "k depth of one local-memory buffer"),
+              param("MDIMC", 16, {4, 8, 16, 32}, "work-items along m"),
+              param("NDIMC", 16, {4, 8, 16, 32}, "work-items along n"),
+              param("VWM", 4, {1, 2, 4, 8}, "vector width of A loads (global and local)"),
+              param("VWN", 4, {1, 2, 4, 8}, "vector width of B loads and C accumulators")};
+  s.constraint = [](const Params& p) -> std::string {
+    const auto mwg = p.at("MWG"), nwg = p.at("NWG"), kwg = p.at("KWG");
+    const auto mdimc = p.at("MDIMC"), ndimc = p.at("NDIMC"), nt = mdimc * ndimc;
+    if (mwg % (mdimc * p.at("VWM")) != 0) return "MWG must be a multiple of MDIMC*VWM";
+    if (nwg % (ndimc * p.at("VWN")) != 0) return "NWG must be a multiple of NDIMC*VWN";
+    if ((kwg * mwg / p.at("VWM")) % nt != 0) return "A tile vectors must split evenly over items";
+    if ((kwg * nwg / p.at("VWN")) % nt != 0) return "B tile vectors must split evenly over items";
+    if ((mwg / mdimc) * (nwg / ndimc) > 128) return "more than 128 accumulators per work-item";
+    if (2 * (mwg + nwg) * kwg * 4 > 48 * 1024) return "two local buffers above 48 KiB";
+    return limit_wg(nt);
   };
   return s;
 }

@@ -102,6 +102,24 @@ class RegPlan : public OclPlan {
   Kernel kernel_;
 };
 
+// Rung 9: like rung 6 (At / Bp packed, padded) but double-buffered local memory with a
+// register prefetch of the next k-tile and one barrier per tile (NVIDIA-class GPUs).
+class RegDbPlan : public OclPlan {
+ public:
+  using OclPlan::OclPlan;
+
+ protected:
+  void prepare() override;
+  std::vector<Event> enqueue(Operands& s) override;
+
+ private:
+  int mp_ = 0, np_ = 0, kp_ = 0;
+  Buffer at_, bp_;
+  bool pack_a_ = true, pack_b_ = true;
+  Program program_;
+  Kernel kernel_;
+};
+
 // Rung 7: image2d operands. Variant::both (A and B images), a_only (B buffer), fma (k x2).
 class ImagePlan : public OclPlan {
  public:
@@ -135,5 +153,6 @@ ParamSpace vec4_space();
 ParamSpace reg_space();
 ParamSpace image_space();
 ParamSpace direct_space();
+ParamSpace reg_db_space();
 
 }  // namespace kafel::ocl

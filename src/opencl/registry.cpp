@@ -27,6 +27,8 @@ std::vector<GemmKernel> opencl_kernels() {
        make<ocl::Vec4Plan>},
       {"ocl.reg", "2D register blocking, local memory, vector loads, packed operands", all,
        ocl::reg_space(), make<ocl::RegPlan>},
+      {"ocl.reg2", "register blocking, double-buffered local memory, register prefetch", all,
+       ocl::reg_db_space(), make<ocl::RegDbPlan>},
       {"ocl.image", "image2d operands (A and B images), 4x4 per work-item", no64,
        ocl::image_space(), make_image<ImagePlan::Variant::both>},
       {"ocl.image_buf", "A as image2d, B as buffer, 4x4 per work-item", no64, ocl::image_space(),

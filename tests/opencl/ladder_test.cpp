@@ -2,6 +2,7 @@
 // multiples of any tile), k = 0, transposes, both layouts, ld > cols, alpha/beta, beta = 0 on NaN.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "common/problems.hpp"
@@ -106,6 +107,28 @@ TEST(OpenclParams, SampledConfigurationsAreCorrect) {
       } catch (const DeviceError& e) {  // a configuration too large for this device
         GTEST_LOG_(INFO) << k.name << " " << format_params(params) << ": " << e.what();
       }
+    }
+  }
+}
+
+// ocl.reg2's double buffer and load split on shapes that need several k-tiles (odd and even
+// tile counts): scalar and 8-wide vectors, 1 to 32 loads per work-item, non-square groups.
+TEST(OpenclParams, DoubleBufferedConfigurations) {
+  KAFEL_OPENCL_DEVICE_OR_SKIP(dev);
+  const auto kernels = kernels_for(dev);
+  auto it = std::find_if(kernels.begin(), kernels.end(),
+                         [](const GemmKernel& k) { return k.name == "ocl.reg2"; });
+  ASSERT_NE(it, kernels.end());
+  const std::vector<std::string> configs = {"MWG=64,NWG=32,KWG=8,MDIMC=8,NDIMC=4,VWM=1,VWN=8",
+                                            "MWG=32,NWG=64,KWG=32,MDIMC=4,NDIMC=8,VWM=8,VWN=2"};
+  std::uint64_t seed = 40;
+  for (const auto& text : configs) {
+    const Params params = it->params.resolve(parse_params(text));
+    for (const auto& s : {test::Shape{37, 45, 29}, test::Shape{150, 70, 90}}) {
+      test::ProblemOptions opt;
+      opt.seed = ++seed;
+      check(dev, it->name, {s.m, s.n, s.k, Op::T, Op::N, -1.0, seed % 2 ? 0.0 : 0.5, DType::f32},
+            opt, params);
     }
   }
 }

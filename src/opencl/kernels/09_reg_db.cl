@@ -1,0 +1,167 @@
+// Rung 9: register blocking with double-buffered local memory, shaped for NVIDIA-class GPUs.
+// A work-group computes an MWG x NWG tile of C with NDIMC x MDIMC work-items, each holding an
+// (MWG/MDIMC) x (NWG/NDIMC) block of C in registers. Operands come from the pre-pass: At
+// (Kp x Mp, k-major, i.e. A transposed) and Bp (Kp x Np), zero-padded to the tile sizes, so
+// the main loop has no bounds checks and every load is a whole, aligned vector.
+// Pipeline per KWG-deep k-tile: the next tile is fetched from global memory into registers,
+// the current one is consumed from local buffer `cur`, the registers are stored into the other
+// buffer, then ONE barrier. Work-item (tn, tm) reads local vector columns tm + w*MDIMC of A and
+// tn + w*NDIMC of B: neighbours read neighbouring vectors, so the k-major local tiles need no
+// padding to avoid bank conflicts (a warp of 16 x 2 items reads 2 broadcast A vectors and 16
+// consecutive B vectors per step).
+#define MWI (MWG / MDIMC)
+#define NWI (NWG / NDIMC)
+#define MVI (MWI / VWM)  // A vectors per work-item and k step
+#define NVI (NWI / VWN)  // B vectors (and accumulator vectors per C row) per work-item
+#define NT (MDIMC * NDIMC)
+#define AVT (MWG / VWM)           // A vectors in one k row of a tile
+#define BVT (NWG / VWN)           // B vectors in one k row of a tile
+#define LA (KWG * AVT / NT)       // A vectors each work-item moves per k-tile
+#define LB (KWG * BVT / NT)       // B vectors each work-item moves per k-tile
+
+#if VWM == 1
+typedef acc accA;
+#else
+typedef accv(VWM) accA;
+#endif
+#if VWN == 1
+typedef acc accB;
+#else
+typedef accv(VWN) accB;
+#endif
+
+// Aligned vector loads from global memory (W elements at vector index i), as acc vectors.
+#if defined(KAFEL_F16) && !defined(KAFEL_NATIVE_HALF)
+#define G1(i, p) vload_half((i), (p))
+#define GW(W, i, p) CAT(vloada_half, W)((i), (p))
+#elif defined(KAFEL_I32)
+#define G1(i, p) as_uint((p)[i])
+#define GW(W, i, p) CAT(as_uint, W)(((__global const CAT(REAL_T, W)*)(p))[i])
+#else
+#define G1(i, p) ((p)[i])
+#define GW(W, i, p) (((__global const CAT(REAL_T, W)*)(p))[i])
+#endif
+#if VWM == 1
+#define GA(i, p) G1(i, p)
+#else
+#define GA(i, p) GW(VWM, i, p)
+#endif
+#if VWN == 1
+#define GB(i, p) G1(i, p)
+#else
+#define GB(i, p) GW(VWN, i, p)
+#endif
+
+// Copies the components of vector v (width W) to dst[o .. o+W-1].
+#define SPLIT1(dst, o, v) dst[o] = (v);
+#define SPLIT2(dst, o, v) dst[o] = (v).s0; dst[o + 1] = (v).s1;
+#define SPLIT4(dst, o, v) SPLIT2(dst, o, (v).lo) SPLIT2(dst, o + 2, (v).hi)
+#define SPLIT8(dst, o, v) SPLIT4(dst, o, (v).lo) SPLIT4(dst, o + 4, (v).hi)
+#define SPLIT(W, dst, o, v) CAT(SPLIT, W)(dst, o, v)
+
+#if defined(KAFEL_I32)
+#define FMAV(c, a, b) ((c) += (a) * (b))
+#else
+#define FMAV(c, a, b) ((c) = fma((accB)(a), (b), (c)))
+#endif
+
+__kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
+void gemm_reg_db(int M, int N, int Kp, scal alpha, scal beta,
+                 __global const real* At, int Mp,  // At[p*Mp + i] = op(A)(i, p), zero-padded
+                 __global const real* Bp, int Np,  // Bp[p*Np + j] = op(B)(p, j), zero-padded
+                 __global real* C, int ldc) {      // C: M x N row-major
+  __local accA Alm[2][KWG][AVT];
+  __local accB Blm[2][KWG][BVT];
+  const int tn = get_local_id(0), tm = get_local_id(1);
+  const int tid = tm * NDIMC + tn;
+  const int mv0 = get_group_id(1) * AVT, nv0 = get_group_id(0) * BVT;  // first tile vector
+
+  // Global vector offsets of this work-item's loads inside a k-tile (the same for every tile;
+  // the operand pointers advance by KWG rows instead). Consecutive work-items take
+  // consecutive vectors of a k row, so each load is coalesced.
+  int aoff[LA], boff[LB];
+#pragma unroll
+  for (int r = 0; r < LA; ++r) {
+    const int idx = tid + r * NT;
+    aoff[r] = (idx / AVT) * (Mp / VWM) + mv0 + idx % AVT;
+  }
+#pragma unroll
+  for (int r = 0; r < LB; ++r) {
+    const int idx = tid + r * NT;
+    boff[r] = (idx / BVT) * (Np / VWN) + nv0 + idx % BVT;
+  }
+  const int astep = KWG * Mp, bstep = KWG * Np;
+
+  accA ra[LA];
+  accB rb[LB];
+#pragma unroll
+  for (int r = 0; r < LA; ++r) ra[r] = GA(aoff[r], At);
+#pragma unroll
+  for (int r = 0; r < LB; ++r) rb[r] = GB(boff[r], Bp);
+#pragma unroll
+  for (int r = 0; r < LA; ++r) Alm[0][(tid + r * NT) / AVT][(tid + r * NT) % AVT] = ra[r];
+#pragma unroll
+  for (int r = 0; r < LB; ++r) Blm[0][(tid + r * NT) / BVT][(tid + r * NT) % BVT] = rb[r];
+  barrier(CLK_LOCAL_MEM_FENCE);
+
+  accB cpm[MWI][NVI];
+#pragma unroll
+  for (int mi = 0; mi < MWI; ++mi)
+#pragma unroll
+    for (int w = 0; w < NVI; ++w) cpm[mi][w] = 0;
+
+  const int tiles = Kp / KWG;
+  for (int t = 0; t < tiles; ++t) {
+    const int cur = t & 1;
+    const bool more = t + 1 < tiles;
+    if (more) {  // prefetch tile t + 1 into registers; its latency hides behind the math below
+      At += astep;
+      Bp += bstep;
+#pragma unroll
+      for (int r = 0; r < LA; ++r) ra[r] = GA(aoff[r], At);
+#pragma unroll
+      for (int r = 0; r < LB; ++r) rb[r] = GB(boff[r], Bp);
+    }
+#pragma unroll
+    for (int kk = 0; kk < KWG; ++kk) {
+      acc apm[MWI];
+#pragma unroll
+      for (int w = 0; w < MVI; ++w) {
+        const accA av = Alm[cur][kk][tm + w * MDIMC];
+        SPLIT(VWM, apm, w * VWM, av)
+      }
+      accB bpm[NVI];
+#pragma unroll
+      for (int w = 0; w < NVI; ++w) bpm[w] = Blm[cur][kk][tn + w * NDIMC];
+#pragma unroll
+      for (int mi = 0; mi < MWI; ++mi)
+#pragma unroll
+        for (int w = 0; w < NVI; ++w) FMAV(cpm[mi][w], apm[mi], bpm[w]);
+    }
+    if (more) {  // buffer cur ^ 1 was last read before the previous barrier: safe to refill
+#pragma unroll
+      for (int r = 0; r < LA; ++r)
+        Alm[cur ^ 1][(tid + r * NT) / AVT][(tid + r * NT) % AVT] = ra[r];
+#pragma unroll
+      for (int r = 0; r < LB; ++r)
+        Blm[cur ^ 1][(tid + r * NT) / BVT][(tid + r * NT) % BVT] = rb[r];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+
+  // Row of accumulator mi: vector column tm + (mi / VWM) * MDIMC, component mi % VWM.
+#pragma unroll
+  for (int mi = 0; mi < MWI; ++mi) {
+    const int i = (mv0 + tm + (mi / VWM) * MDIMC) * VWM + mi % VWM;
+    if (i >= M) continue;
+#pragma unroll
+    for (int w = 0; w < NVI; ++w) {
+      acc out[VWN];
+      SPLIT(VWN, out, 0, cpm[mi][w])
+      const int j0 = (nv0 + tn + w * NDIMC) * VWN;
+#pragma unroll
+      for (int u = 0; u < VWN; ++u)
+        if (j0 + u < N) store_c(C, i * ldc + j0 + u, out[u], alpha, beta);
+    }
+  }
+}
