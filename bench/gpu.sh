@@ -6,6 +6,10 @@
 # Env:   STEPS  comma list of build,tests,sanitize,bench,grid,sass (default: all)
 #        SIZES  ladder sizes (default 1024,2048,4096,8192); KERNELS (default all); REPS (20)
 #        WARMUP (5); OPENCL=0 builds without OpenCL; TESTS  ctest -R regex within label gpu;
+#        TOP  kernels also run at TOP_SIZES (default 2048,8192) beside the ladder;
+#        OCL_KERNELS / OCL_SIZES / OCL_EXTRA ('|'-separated bench argument lists) for the
+#        OpenCL ladder vs CLBlast (step ocl);
+#        step cov: the radar covariance benchmark and 1000-block streams (20 blocks/s and max)
 #        GRID_B / GRID_G  block and grid lists of the gridstride table (default 2,4,8,16,32;
 #        adding 1 makes single-thread configurations that take minutes at 1021^3)
 # Build dependencies missing on the node (GoogleTest, CLI11, nlohmann-json, OpenCL ICD loader,
@@ -14,7 +18,7 @@ set -uo pipefail
 ROOT=$(pwd)
 OUT=${OUT:-$ROOT/out}
 B=${BUILD_DIR:-/tmp/build}
-STEPS=${STEPS:-build,tests,sanitize,bench,grid,sass}
+STEPS=${STEPS:-build,tests,sanitize,bench,grid,sass,ocl,cov}
 SIZES=${SIZES:-1024,2048,4096,8192}
 KERNELS=${KERNELS:-all}
 REPS=${REPS:-20}
@@ -140,6 +144,47 @@ if has grid; then
     --grid "$GRID_G" --sizes 1021 --warmup 0 --reps 1 > /tmp/grid.log 2>&1
   echo "grid rc=$?"
   cat /tmp/grid.log >> "$OUT/bench.log"
+fi
+
+if has bench && [ -n "${TOP:-}" ]; then
+  log "top kernels at ${TOP_SIZES:-2048,8192}: $TOP"
+  $KAFEL bench --device cuda:0 --kernels "$TOP" --sizes "${TOP_SIZES:-2048,8192}" --vs cublas \
+    --warmup "$WARMUP" --reps "$REPS" --json "$OUT/cuda-top.json" >> "$OUT/bench.log" 2>&1
+  echo "top bench rc=$?"
+fi
+
+# --- OpenCL ladder on the GPU against CLBlast, same run -------------------------------------
+if has ocl && [ -x "$B/tests/kafel_tests_opencl" ]; then
+  log "OpenCL ladder vs CLBlast"
+  $KAFEL bench --device opencl --kernels "${OCL_KERNELS:-all}" --sizes "${OCL_SIZES:-1024,4096}" \
+    --vs clblast --warmup 3 --reps 10 --json "$OUT/opencl.json" > "$OUT/opencl.log" 2>&1
+  echo "opencl bench rc=$?"
+  # OCL_EXTRA: further bench argument lists separated by '|' (sweeps, larger sizes).
+  IFS='|' read -ra extras <<< "${OCL_EXTRA:-}"
+  for i in "${!extras[@]}"; do
+    read -ra args <<< "${extras[$i]}"
+    $KAFEL bench --device opencl "${args[@]}" --vs clblast --warmup 3 --reps 10 \
+      --json "$OUT/opencl-extra$i.json" >> "$OUT/opencl.log" 2>&1
+    echo "opencl extra $i rc=$?"
+  done
+fi
+
+# --- covariance: radar block benchmark and streams ------------------------------------------
+if has cov; then
+  log "covariance: bench, 1000-block streams"
+  {
+    $KAFEL cov --bench --device cuda:0 --reps 20 --json "$OUT/cov_bench.json"
+    echo "cov bench rc=$?"
+    $KAFEL cov --bench --device opencl --kernel ocl.onepass --reps 10
+    echo "cov ocl rc=$?"
+    $KAFEL cov --device cuda:0 --blocks 1000 --rate 0 --json "$OUT/cov_throughput.json"
+    echo "cov throughput rc=$?"
+    $KAFEL cov --device cuda:0 --blocks 1000 --rate 20 --json "$OUT/cov_realtime.json"
+    echo "cov realtime rc=$?"
+    $KAFEL cov --device cuda:0 --blocks 200 --rate 0 --layout interleaved --signal offset --verify
+    echo "cov interleaved rc=$?"
+  } > "$OUT/cov.log" 2>&1
+  grep -E "rc=|blocks/s|median|missed|floor|copy|rel" "$OUT/cov.log" | tail -30
 fi
 
 # --- (g) short table last ------------------------------------------------------------------

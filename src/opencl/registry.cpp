@@ -56,7 +56,10 @@ Backend opencl_backend() {
   b.name = "opencl";
   b.devices = [] { return ocl::discover(); };
   b.gemm_kernels = opencl_kernels;
-  b.default_gemm_kernel = [](const Device&, DType) { return std::string("ocl.reg"); };
+  // GPUs: the double-buffered rung; CPU devices (PoCL): the barrier-free tuned ocl.reg.
+  b.default_gemm_kernel = [](const Device& d, DType) {
+    return std::string(d.is_gpu ? "ocl.reg2" : "ocl.reg");
+  };
   return b;
 }
 

@@ -69,9 +69,10 @@ TEST(CovCuda, SyrkAndCublas) {
           check(d, "cuda.cublas-dsyrk", SignalKind::Offset, c, n, l);
         }
     EXPECT_EQ(default_cov_kernel(d, 257), "cuda.syrk");
-    // ssyrk sums all N in float: recorded, not held to 1e-6.
+    // ssyrk sums all N in float (1.7e-3 measured on an H200 at N = 1000003), so it is not held
+    // to 1e-6; a miswired call (ld, triangle, transpose) would still be off by order 1.
     const double e =
-        check(d, "cuda.cublas-ssyrk", SignalKind::Seed, 10, 1000003, SampleLayout::Planar, 1e-3);
+        check(d, "cuda.cublas-ssyrk", SignalKind::Seed, 10, 1000003, SampleLayout::Planar, 2e-2);
     std::cout << "cuda.cublas-ssyrk rel_err on 10x1000003: " << e << "\n";
   }
 }

@@ -1,0 +1,45 @@
+// Derives KC/MC/NC from cache sizes: the BLIS analytical recipe (an A micro-panel in half of
+// L1, a B block in half of L2, the shared A block in a quarter of L3), with fallbacks.
+#include "cpu/blocking.hpp"
+
+#include <algorithm>
+
+#include "cpu/ukernel.hpp"
+
+namespace kafel::cpu {
+
+namespace {
+
+// Used when the OS does not say (values of a typical current x86 core).
+constexpr std::int64_t kDefaultL1 = 32 * 1024, kDefaultL2 = 1024 * 1024,
+                       kDefaultL3 = 8 * 1024 * 1024;
+// The shared A block never takes more than this, whatever L3 claims (VMs report the host's).
+constexpr std::int64_t kMaxABlockBytes = 4 * 1024 * 1024;
+
+std::int64_t round_up(std::int64_t v, std::int64_t to) {
+  return (v + to - 1) / to * to;
+}
+std::int64_t round_down(std::int64_t v, std::int64_t to) {
+  return std::max(to, v / to * to);
+}
+
+}  // namespace
+
+Blocking blocking_for(Isa isa, DType t, const CacheSizes& caches, std::int64_t kc, std::int64_t mc,
+                      std::int64_t nc) {
+  const TileShape tile = tile_shape(isa, t);
+  const std::int64_t es = t == DType::f64 ? 8 : 4;  // f16 is packed as f32
+  const std::int64_t l1 = caches.l1d > 0 ? caches.l1d : kDefaultL1;
+  const std::int64_t l2 = caches.l2 > 0 ? caches.l2 : kDefaultL2;
+  const std::int64_t l3 = caches.l3 > 0 ? caches.l3 : kDefaultL3;
+  Blocking b;
+  b.mr = tile.mr;
+  b.nr = tile.nr;
+  b.kc = kc > 0 ? kc : std::clamp<std::int64_t>(round_down(l1 / 2 / (tile.mr * es), 16), 64, 512);
+  b.nc = nc > 0 ? round_up(nc, tile.nr) : round_down(l2 / 2 / (b.kc * es), tile.nr);
+  const std::int64_t a_bytes = std::min(l3 / 4, kMaxABlockBytes);
+  b.mc = mc > 0 ? round_up(mc, tile.mr) : round_down(a_bytes / (b.kc * es), tile.mr);
+  return b;
+}
+
+}  // namespace kafel::cpu

@@ -1,0 +1,62 @@
+// The `cpu.openblas` comparison baseline: sgemm/dgemm through CBLAS on the normalised operands,
+// with OpenBLAS set to the same thread count as cpu.packed so the two compare fairly.
+#ifdef KAFEL_HAVE_OPENBLAS
+#include <cblas.h>
+
+#include <algorithm>
+#include <string>
+
+#include "cpu/cpu_features.hpp"
+#include "cpu/host_plan.hpp"
+#include "cpu/openblas.hpp"
+#include "kafel/error.hpp"
+
+namespace kafel::cpu {
+namespace {
+
+CBLAS_TRANSPOSE to_cblas(Op op) {
+  return op == Op::T ? CblasTrans : CblasNoTrans;
+}
+
+void openblas_gemm(const GemmArgs& g) {
+  const GemmDesc& d = g.desc;
+  if (d.m == 0 || d.n == 0) return;
+  // CBLAS rejects ld < 1 even when k == 0 makes the operand empty.
+  const auto lda = static_cast<blasint>(std::max<std::int64_t>(1, g.lda));
+  const auto ldb = static_cast<blasint>(std::max<std::int64_t>(1, g.ldb));
+  const auto ldc = static_cast<blasint>(std::max<std::int64_t>(1, g.ldc));
+  const auto m = static_cast<blasint>(d.m), n = static_cast<blasint>(d.n),
+             k = static_cast<blasint>(d.k);
+  if (d.dtype == DType::f32)
+    cblas_sgemm(CblasRowMajor, to_cblas(d.op_a), to_cblas(d.op_b), m, n, k,
+                static_cast<float>(d.alpha), static_cast<const float*>(g.a), lda,
+                static_cast<const float*>(g.b), ldb, static_cast<float>(d.beta),
+                static_cast<float*>(g.c), ldc);
+  else
+    cblas_dgemm(CblasRowMajor, to_cblas(d.op_a), to_cblas(d.op_b), m, n, k, d.alpha,
+                static_cast<const double*>(g.a), lda, static_cast<const double*>(g.b), ldb, d.beta,
+                static_cast<double*>(g.c), ldc);
+}
+
+}  // namespace
+
+GemmKernel openblas_gemm_kernel() {
+  GemmKernel k;
+  k.name = "cpu.openblas";
+  k.summary = "OpenBLAS sgemm/dgemm through CBLAS (comparison baseline)";
+  k.types = {DType::f32, DType::f64};
+  k.params = {{{"threads", 0, {}, "OpenBLAS threads, 0 = as cpu.packed (one per core)"}}, nullptr};
+  k.baseline = true;
+  k.make_plan = [](const Device&, const GemmDesc& d, const Params& p) {
+    if (d.dtype != DType::f32 && d.dtype != DType::f64)
+      throw Unsupported("cpu.openblas: OpenBLAS has no " + std::string(to_string(d.dtype)) +
+                        " GEMM");
+    const auto t = p.at("threads");
+    openblas_set_num_threads(t > 0 ? static_cast<int>(t) : default_threads());
+    return std::make_unique<HostPlan>(openblas_gemm);
+  };
+  return k;
+}
+
+}  // namespace kafel::cpu
+#endif

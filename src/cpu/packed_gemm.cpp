@@ -1,0 +1,286 @@
+// The packed GEMM driver: packing of A and B panels, the five loops around the micro-kernel,
+// edge tiles, alpha/beta, and the split of the work over the threads of the pool.
+#include "cpu/packed_gemm.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include "cpu/blocking.hpp"
+#include "cpu/element.hpp"
+#include "cpu/packed_pack.hpp"
+#include "cpu/thread_pool.hpp"
+#include "cpu/ukernel.hpp"
+
+namespace kafel::cpu {
+namespace {
+
+// Grow-only 64-byte aligned scratch memory, kept per calling thread so repeated calls do not
+// pay for fresh pages (for a 256^3 GEMM the page faults would cost more than the packing).
+class Scratch {
+ public:
+  void* get(std::size_t bytes) {
+    bytes = (bytes + 63) / 64 * 64;
+    if (bytes > size_) {
+      void* p = std::aligned_alloc(64, bytes);
+      if (!p) throw OutOfMemory("packed GEMM: cannot allocate " + std::to_string(bytes) + " bytes");
+      mem_.reset(p);
+      size_ = bytes;
+    }
+    return mem_.get();
+  }
+
+ private:
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  std::unique_ptr<void, Free> mem_;
+  std::size_t size_ = 0;
+};
+
+struct Workspace {
+  Scratch a[2];            // packed A blocks, double-buffered (see run_job)
+  std::vector<Scratch> b;  // one packed B block per thread
+  Scratch c;               // f32 copy of an f16 C
+};
+
+Workspace& workspace() {
+  thread_local Workspace ws;
+  return ws;
+}
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// [begin, end) of part `i` when `count` items are split into `parts` near-equal parts.
+std::pair<std::int64_t, std::int64_t> share(std::int64_t count, int parts, int i) {
+  return {count * i / parts, count * (i + 1) / parts};
+}
+
+// How one (MC block, KC block) stage is cut into tasks: column chunks of C (each packs its own
+// B block, so B is packed once) and, when n is too thin to give every thread work, row groups.
+struct TaskGrid {
+  std::int64_t width = 0;   // columns per chunk, a multiple of NR, at most NC
+  std::int64_t chunks = 1;  // column chunks
+  std::int64_t groups = 1;  // row groups of MR panels
+  std::int64_t tasks() const { return chunks * groups; }
+};
+
+// About four tasks per thread, so a thread that is descheduled (the machine is shared) or
+// slower leaves its share to the others instead of holding everybody at a barrier.
+TaskGrid make_grid(std::int64_t n, std::int64_t m_panels, const Blocking& blk, int threads) {
+  TaskGrid g;
+  const std::int64_t want = 4 * threads;
+  g.width = std::clamp(ceil_div(ceil_div(n, want), blk.nr) * blk.nr, std::int64_t(blk.nr), blk.nc);
+  g.chunks = ceil_div(n, g.width);
+  if (threads > 1 && g.chunks < 2 * threads)
+    g.groups = std::clamp(ceil_div(2 * threads, g.chunks), std::int64_t(1), m_panels);
+  return g;
+}
+
+// Everything one GEMM needs, fixed before the threads start. S: storage type of A and B,
+// T: compute type (also C's type here; f16 C goes through an f32 copy).
+template <class S, class T>
+struct Job {
+  std::int64_t m, n, k;
+  const S* a;
+  std::int64_t lda;
+  bool a_trans;
+  const S* b;
+  std::int64_t ldb;
+  bool b_trans;
+  T* c;
+  std::int64_t ldc;
+  T alpha, beta;
+  Blocking blk;
+  Ukernel<T> uk;
+  T* abuf[2];
+  std::vector<T*> bbuf;
+};
+
+// One (MC block, KC block) stage: its geometry, fixed before the threads start, and its
+// progress, where threads claim A panels and tasks with fetch_add.
+struct Stage {
+  std::int64_t ic = 0, pc = 0, mc = 0, kc = 0, m_panels = 0;
+  TaskGrid grid;
+  std::atomic<std::int64_t> a_next{0}, a_done{0}, t_next{0}, t_done{0};
+  std::unique_ptr<std::atomic<bool>[]> task_done;  // per task: its C tiles are written
+  bool finished() const { return t_done.load(std::memory_order_acquire) == grid.tasks(); }
+};
+
+constexpr int kMaxTile = 1024;  // elements of the largest register tile (edge-tile buffer)
+
+// One tile of C that is cut by the matrix edge: the micro-kernel writes a full tile into a
+// buffer, the valid rows x cols are merged into C.
+template <class T>
+void edge_tile(const Ukernel<T>& uk, std::int64_t kc, const T* ap, const T* bp, T* c,
+               std::int64_t ldc, int rows, int cols, T alpha, T beta) {
+  alignas(64) T tmp[kMaxTile];
+  uk.fn(kc, ap, bp, tmp, uk.nr, alpha, T(0));
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) {
+      T& dst = c[i * ldc + j];
+      dst = beta == T(0) ? tmp[i * uk.nr + j] : tmp[i * uk.nr + j] + beta * dst;
+    }
+}
+
+// Packs B[pc:pc+kc, j0:j1) (NC at a time) and multiplies A-block panels [r0, r1) with it.
+template <class S, class T>
+void compute_part(const Job<S, T>& J, const T* abuf, std::int64_t ic, std::int64_t mc,
+                  std::int64_t r0, std::int64_t r1, std::int64_t j0, std::int64_t j1,
+                  std::int64_t pc, std::int64_t kc, T beta, T* bbuf) {
+  const int mr = J.blk.mr, nr = J.blk.nr;
+  for (std::int64_t jc = j0; jc < j1; jc += J.blk.nc) {
+    const std::int64_t nc = std::min(J.blk.nc, j1 - jc);
+    for (std::int64_t jr = 0; jr < nc; jr += nr)
+      pack_b_panel(J.b, J.ldb, J.b_trans, pc, kc, jc + jr, int(std::min<std::int64_t>(nr, nc - jr)),
+                   nr, bbuf + jr * kc);
+    for (std::int64_t ir = r0; ir < r1; ++ir) {
+      const int rows = int(std::min<std::int64_t>(mr, mc - ir * mr));
+      const T* ap = abuf + ir * mr * kc;
+      T* crow = J.c + (ic + ir * mr) * J.ldc + jc;
+      for (std::int64_t jr = 0; jr < nc; jr += nr) {
+        const int cols = int(std::min<std::int64_t>(nr, nc - jr));
+        if (rows == mr && cols == nr)
+          J.uk.fn(kc, ap, bbuf + jr * kc, crow + jr, J.ldc, J.alpha, beta);
+        else
+          edge_tile(J.uk, kc, ap, bbuf + jr * kc, crow + jr, J.ldc, rows, cols, J.alpha, beta);
+      }
+    }
+  }
+}
+
+// The body every thread runs; work is claimed, never assigned, so the GEMM finishes even if
+// some thread never shows up. Per stage (MC block ic, KC block pc): claim and pack A panels;
+// wait until the A block is packed and the previous stage's tasks are done (they update the
+// same C tiles); claim and run tasks. A is double-buffered: a thread packs stage s+1 while
+// others finish stage s, which is safe because stage s started only after stage s-1, the
+// last user of that buffer, had finished.
+template <class S, class T>
+void run_job(const Job<S, T>& J, std::vector<Stage>& stages, int tid) {
+  const int mr = J.blk.mr;
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    Stage& st = stages[s];
+    T* abuf = J.abuf[s & 1];
+    // The buffer was last read by stage s-2.
+    if (s >= 2) wait_until([&] { return stages[s - 2].finished(); });
+    for (std::int64_t ir; (ir = st.a_next.fetch_add(1)) < st.m_panels; st.a_done.fetch_add(1))
+      pack_a_panel(J.a, J.lda, J.a_trans, st.ic + ir * mr,
+                   int(std::min<std::int64_t>(mr, st.mc - ir * mr)), st.pc, st.kc, mr,
+                   abuf + ir * mr * st.kc);
+    wait_until([&] { return st.a_done.load(std::memory_order_acquire) == st.m_panels; });
+    // Task t of the previous KC block of the same MC block wrote the same C tiles first.
+    const Stage* prev = s > 0 && stages[s - 1].ic == st.ic ? &stages[s - 1] : nullptr;
+    const T beta = st.pc == 0 ? J.beta : T(1);
+    const TaskGrid& g = st.grid;
+    for (std::int64_t t; (t = st.t_next.fetch_add(1)) < g.tasks(); st.t_done.fetch_add(1)) {
+      if (prev) wait_until([&] { return prev->task_done[t].load(std::memory_order_acquire); });
+      const std::int64_t j0 = t % g.chunks * g.width, j1 = std::min(J.n, j0 + g.width);
+      const auto [r0, r1] = share(st.m_panels, int(g.groups), int(t / g.chunks));
+      compute_part(J, abuf, st.ic, st.mc, r0, r1, j0, j1, st.pc, st.kc, beta, J.bbuf[tid]);
+      st.task_done[t].store(true, std::memory_order_release);
+    }
+  }
+  // The caller returns only when every task of every stage is done.
+  if (tid == 0)
+    for (const Stage& st : stages) wait_until([&] { return st.finished(); });
+}
+
+// C = beta * C (k == 0 or alpha == 0: A and B are not read, as in BLAS).
+template <class T>
+void scale_c(T* c, std::int64_t ldc, std::int64_t m, std::int64_t n, T beta) {
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j)
+      c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
+}
+
+int threads_for(const PackedOptions& opt, const GemmDesc& d) {
+  if (opt.threads > 0) return opt.threads;
+  // Below ~2^18 multiply-adds per thread the wake-up and barrier cost more than they save.
+  const double per_thread = 262144.0;
+  const double useful = double(d.m) * double(d.n) * double(d.k) / per_thread;
+  return int(std::clamp<double>(useful, 1.0, double(default_threads())));
+}
+
+template <class S, class T>
+void run_packed(const GemmDesc& d, const S* a, std::int64_t lda, const S* b, std::int64_t ldb, T* c,
+                std::int64_t ldc, T alpha, T beta, const Ukernel<T>& uk, const Blocking& blk,
+                int threads, Workspace& ws) {
+  if (d.k == 0 || alpha == T(0)) return scale_c(c, ldc, d.m, d.n, beta);
+  Job<S, T> J{d.m, d.n,   d.k,  a,   lda, d.op_a == Op::T,    b, ldb, d.op_b == Op::T, c,
+              ldc, alpha, beta, blk, uk,  {nullptr, nullptr}, {}};
+  // Even blocks: k = 1024 with KC = 336 runs as 4 x 256, not 3 x 336 + a 16-deep block that
+  // would rewrite all of C for little work (measured: f64 1024^3 went from 0.85x to ~parity).
+  J.blk.kc = ceil_div(d.k, ceil_div(d.k, blk.kc));
+  J.blk.mc = ceil_div(ceil_div(d.m, ceil_div(d.m, blk.mc)), blk.mr) * blk.mr;
+  J.blk.nc = std::min(blk.nc, ceil_div(d.n, blk.nr) * blk.nr);
+  const std::size_t a_bytes = sizeof(T) * std::size_t(J.blk.mc * J.blk.kc);
+  const std::size_t b_bytes = sizeof(T) * std::size_t(J.blk.nc * J.blk.kc);
+  for (int i = 0; i < 2; ++i) J.abuf[i] = static_cast<T*>(ws.a[i].get(a_bytes));
+  if (static_cast<int>(ws.b.size()) < threads) ws.b.resize(threads);
+  for (int t = 0; t < threads; ++t) J.bbuf.push_back(static_cast<T*>(ws.b[t].get(b_bytes)));
+  const std::int64_t k_blocks = ceil_div(d.k, J.blk.kc);
+  std::vector<Stage> stages(std::size_t(ceil_div(d.m, J.blk.mc) * k_blocks));
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    Stage& st = stages[s];
+    st.ic = std::int64_t(s) / k_blocks * J.blk.mc;
+    st.pc = std::int64_t(s) % k_blocks * J.blk.kc;
+    st.mc = std::min(J.blk.mc, d.m - st.ic);
+    st.kc = std::min(J.blk.kc, d.k - st.pc);
+    st.m_panels = ceil_div(st.mc, blk.mr);
+    st.grid = make_grid(d.n, st.m_panels, J.blk, threads);
+    st.task_done = std::make_unique<std::atomic<bool>[]>(std::size_t(st.grid.tasks()));
+  }
+  ThreadPool::instance().run(threads, [&](int tid, int) { run_job(J, stages, tid); });
+}
+
+// Dispatch on the element type: S is what A and B hold, T what the micro-kernel computes in.
+template <DType D>
+void dispatch(const GemmArgs& args, const UkernelSet& set, const Blocking& blk, int threads) {
+  using S = typename Elem<D>::Storage;
+  using T = typename Elem<D>::Acc;
+  const auto* a = static_cast<const S*>(args.a);
+  const auto* b = static_cast<const S*>(args.b);
+  Workspace& ws = workspace();
+  const GemmDesc& d = args.desc;
+  const T alpha = Elem<D>::scalar(d.alpha), beta = Elem<D>::scalar(d.beta);
+  if constexpr (D == DType::f16) {
+    // f16 is storage: C goes through an f32 copy so all k blocks accumulate in float.
+    auto* c16 = static_cast<std::uint16_t*>(args.c);
+    auto* c32 = static_cast<float*>(ws.c.get(sizeof(float) * std::size_t(d.m * d.n)));
+    for (std::int64_t i = 0; i < d.m; ++i)
+      for (std::int64_t j = 0; j < d.n; ++j)
+        c32[i * d.n + j] = d.beta == 0 ? 0.0f : half_to_float(c16[i * args.ldc + j]);
+    run_packed<S, float>(d, a, args.lda, b, args.ldb, c32, d.n, alpha, beta, set.f32, blk, threads,
+                         ws);
+    for (std::int64_t i = 0; i < d.m; ++i)
+      for (std::int64_t j = 0; j < d.n; ++j)
+        c16[i * args.ldc + j] = float_to_half(c32[i * d.n + j]);
+  } else {
+    T* c = reinterpret_cast<T*>(args.c);  // i32 C is computed as uint32 (same bits, wraps)
+    const Ukernel<T>* uk;
+    if constexpr (D == DType::f32) uk = &set.f32;
+    if constexpr (D == DType::f64) uk = &set.f64;
+    if constexpr (D == DType::i32) uk = &set.i32;
+    run_packed<S, T>(d, a, args.lda, b, args.ldb, c, args.ldc, alpha, beta, *uk, blk, threads, ws);
+  }
+}
+
+}  // namespace
+
+void packed_gemm(const GemmArgs& args, const PackedOptions& opt) {
+  const GemmDesc& d = args.desc;
+  if (d.m == 0 || d.n == 0) return;
+  const Isa isa = resolve_isa(opt.isa);
+  const UkernelSet& set = ukernels_for(isa);
+  const Blocking blk = blocking_for(isa, d.dtype, cache_sizes(), opt.kc, opt.mc, opt.nc);
+  if (blk.mr * blk.nr > kMaxTile || blk.mr > kMaxPackRows)
+    throw InvalidArgument("packed GEMM: register tile too large");
+  const int threads = threads_for(opt, d);
+  dispatch_dtype(d.dtype, [&]<DType D>() { dispatch<D>(args, set, blk, threads); });
+}
+
+}  // namespace kafel::cpu

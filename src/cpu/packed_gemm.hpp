@@ -1,0 +1,24 @@
+// The BLIS-style CPU fast path: cache blocks (MC, KC, NC) around a register micro-kernel,
+// operands packed into aligned panels, threads from a persistent pool. Kernel `cpu.packed`.
+#pragma once
+
+#include <cstdint>
+
+#include "core/backend.hpp"
+#include "cpu/cpu_features.hpp"
+
+namespace kafel::cpu {
+
+struct PackedOptions {
+  Isa isa = Isa::automatic;  // automatic: the best this CPU has (or $KAFEL_CPU_ISA)
+  int threads = 0;           // 0: $KAFEL_NUM_THREADS or all cores, fewer for tiny problems
+  std::int64_t kc = 0, mc = 0, nc = 0;  // 0: derived from the cache sizes (blocking.hpp)
+};
+
+// C = alpha op(A) op(B) + beta C on normalised row-major operands, any type kafel has.
+void packed_gemm(const GemmArgs& args, const PackedOptions& opt = {});
+
+// The registry line of `cpu.packed`: parameters isa, threads, KC, MC, NC.
+GemmKernel packed_gemm_kernel();
+
+}  // namespace kafel::cpu

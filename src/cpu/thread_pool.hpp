@@ -1,0 +1,56 @@
+// A persistent pool of worker threads for the packed GEMM: one job per GEMM call, the caller
+// works as thread 0, and workers that arrive late (descheduled on a busy machine) may skip it.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace kafel::cpu {
+
+// Waits until pred() holds: spins briefly, then yields the core on every check, so a thread
+// waiting for work of a descheduled peer gives its core away instead of burning it.
+void wait_until(const std::function<bool()>& pred);
+
+// Policy against oversubscription: one job at a time owns the workers. A call that finds the
+// pool busy (another user thread is inside a GEMM) runs single-threaded on its own thread, so
+// kafel never has more of its threads computing than the pool's size plus the callers' own.
+class ThreadPool {
+ public:
+  // job(tid, nthreads): tid 0 is the caller. The job must hand out its work dynamically and
+  // return on tid 0 only when all work is done: workers are not guaranteed to take part (one
+  // that wakes after the caller has finished skips the job). Jobs must not throw.
+  using Job = std::function<void(int tid, int nthreads)>;
+
+  // The process-wide pool; workers are created on first use and live until exit.
+  static ThreadPool& instance();
+  ~ThreadPool();
+
+  // Runs `job` on up to `threads` threads (1 when the pool is busy); returns when the caller's
+  // part has returned and no worker is still inside the job.
+  void run(int threads, const Job& job);
+
+ private:
+  ThreadPool() = default;
+  void ensure_workers(int count);  // grows the pool; called with mutex_ held
+  void worker_loop(int index);
+
+  // admit_: generation (high 32 bits) | open flag (bit 31) | workers inside the job (low bits).
+  static constexpr std::uint64_t kOpen = 1ull << 31, kCount = kOpen - 1;
+
+  std::mutex busy_;  // held by the call that owns the workers
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<std::thread> workers_;
+  std::atomic<std::uint64_t> generation_{0};
+  std::atomic<std::uint64_t> admit_{0};
+  const Job* job_ = nullptr;
+  int job_threads_ = 0;
+  bool stop_ = false;
+};
+
+}  // namespace kafel::cpu
