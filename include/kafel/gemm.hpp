@@ -36,9 +36,9 @@ struct GemmOptions {
 
 struct GemmReport {
   std::string kernel;
-  std::string config;     // parameters used and where they came from
-  double kernel_ms = 0;   // the kernel alone (device events where the backend has them)
-  double total_ms = 0;    // including transfers to and from the device
+  std::string config;    // parameters used and where they came from
+  double kernel_ms = 0;  // the kernel alone (device events where the backend has them)
+  double total_ms = 0;   // including transfers to and from the device
 };
 
 // Runs the GEMM. A, B, C may each be row- or column-major with any valid ld; all of `dtype`.
@@ -65,12 +65,12 @@ struct VerifyOptions {
 
 struct VerifyResult {
   bool passed = false;
-  std::string method;          // "exact", "full" or "freivalds"
-  double max_abs_err = 0;      // over C (full) or over C*x (Freivalds)
-  double rel_err = 0;          // ||C - C_ref||_F / ||C_ref||_F in float64 (same for C*x)
-  double worst_ratio = 0;      // max over elements of error / tolerance (passes when <= 1)
+  std::string method;      // "exact", "full" or "freivalds"
+  double max_abs_err = 0;  // over C (full) or over C*x (Freivalds)
+  double rel_err = 0;      // ||C - C_ref||_F / ||C_ref||_F in float64 (same for C*x)
+  double worst_ratio = 0;  // max over elements of error / tolerance (passes when <= 1)
   std::int64_t worst_i = -1, worst_j = -1;  // where the worst ratio is (j = -1 for Freivalds)
-  std::string message;         // one line, names the element on failure
+  std::string message;                      // one line, names the element on failure
 };
 
 // Checks `C` = alpha op(A) op(B) + beta C0. C0 is C before the call (ignored when beta == 0).

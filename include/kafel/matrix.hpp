@@ -11,7 +11,8 @@
 namespace kafel {
 
 // A rows x cols matrix of `dtype` elements at `data`.
-// Row-major: element (i, j) at data[i*ld + j], ld >= cols. Column-major: data[j*ld + i], ld >= rows.
+// Row-major: element (i, j) at data[i*ld + j], ld >= cols. Column-major: data[j*ld + i], ld >=
+// rows.
 struct MatrixView {
   DType dtype = DType::f32;
   void* data = nullptr;
@@ -37,8 +38,8 @@ struct MatrixView {
   }
   // The same storage seen as its transpose (swaps rows/cols and flips the layout).
   MatrixView transposed() const {
-    return {dtype, data, cols, rows, ld,
-            layout == Layout::RowMajor ? Layout::ColMajor : Layout::RowMajor};
+    return {dtype, data, cols,
+            rows,  ld,   layout == Layout::RowMajor ? Layout::ColMajor : Layout::RowMajor};
   }
   // Number of elements the storage spans (last element + 1), 0 for an empty matrix.
   std::int64_t span() const;

@@ -30,7 +30,8 @@ std::string_view to_string(SampleLayout l);
 // "planar" (or channel-major), "interleaved" (or sample-major); throws InvalidArgument.
 SampleLayout parse_sample_layout(std::string_view s);
 
-// Parse "f32"/"float"/"s", "f64"/"double"/"d", "i32"/"int", "f16"/"half"/"h"; throws InvalidArgument.
+// Parse "f32"/"float"/"s", "f64"/"double"/"d", "i32"/"int", "f16"/"half"/"h"; throws
+// InvalidArgument.
 DType parse_dtype(std::string_view s);
 // Parse "row"/"row-major"/"C", "col"/"column-major"/"F"; throws InvalidArgument.
 Layout parse_layout(std::string_view s);

@@ -52,8 +52,7 @@ struct GemmKernel {
   ParamSpace params;  // launch / tile parameters (empty when none)
   // Throws Unsupported when the kernel cannot do this problem (and says why), InvalidArgument
   // for bad parameters. `params` is already resolved (defaults, tuned values, overrides).
-  std::function<std::unique_ptr<GemmPlan>(const Device&, const GemmDesc&, const Params&)>
-      make_plan;
+  std::function<std::unique_ptr<GemmPlan>(const Device&, const GemmDesc&, const Params&)> make_plan;
   // Extra operand rounding for verification (tensor-core modes); see VerifyOptions.
   double input_roundoff = 0;
   // A comparison library (OpenBLAS, cuBLAS, CLBlast), not one of ours; `--vs` selects these.

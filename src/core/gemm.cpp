@@ -58,10 +58,9 @@ GemmArgs normalize_gemm(Op op_a, Op op_b, double alpha, const MatrixView& A_in,
   B_in.validate("B");
   C_in.validate("C");
   if (A_in.dtype != B_in.dtype || A_in.dtype != C_in.dtype)
-    throw InvalidArgument("A, B and C must have one element type (got " +
-                          std::string(to_string(A_in.dtype)) + ", " +
-                          std::string(to_string(B_in.dtype)) + ", " +
-                          std::string(to_string(C_in.dtype)) + ")");
+    throw InvalidArgument(
+        "A, B and C must have one element type (got " + std::string(to_string(A_in.dtype)) + ", " +
+        std::string(to_string(B_in.dtype)) + ", " + std::string(to_string(C_in.dtype)) + ")");
   const std::int64_t m = op_a == Op::N ? A_in.rows : A_in.cols;
   const std::int64_t ka = op_a == Op::N ? A_in.cols : A_in.rows;
   const std::int64_t kb = op_b == Op::N ? B_in.rows : B_in.cols;

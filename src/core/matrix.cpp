@@ -32,7 +32,9 @@ void MatrixView::validate(const char* what) const {
     throw InvalidArgument(name + ": null data for a non-empty matrix");
 }
 
-void Matrix::Free::operator()(void* p) const { std::free(p); }
+void Matrix::Free::operator()(void* p) const {
+  std::free(p);
+}
 
 Matrix::Matrix(DType dtype, std::int64_t rows, std::int64_t cols, Layout layout, std::int64_t ld) {
   if (rows < 0 || cols < 0)

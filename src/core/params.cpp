@@ -30,8 +30,8 @@ Params ParamSpace::resolve(const Params& overrides) const {
     if (!has(name)) {
       std::string known;
       for (const auto& d : params) known += (known.empty() ? "" : ", ") + d.name;
-      throw InvalidArgument("unknown kernel parameter '" + name + "' (this kernel has: " +
-                            (known.empty() ? "none" : known) + ")");
+      throw InvalidArgument("unknown kernel parameter '" + name +
+                            "' (this kernel has: " + (known.empty() ? "none" : known) + ")");
     }
     out[name] = value;
   }

@@ -25,16 +25,24 @@ std::string lower(std::string_view s) {
 
 std::string_view to_string(DType t) {
   switch (t) {
-    case DType::f32: return "f32";
-    case DType::f64: return "f64";
-    case DType::i32: return "i32";
-    case DType::f16: return "f16";
+    case DType::f32:
+      return "f32";
+    case DType::f64:
+      return "f64";
+    case DType::i32:
+      return "i32";
+    case DType::f16:
+      return "f16";
   }
   return "?";
 }
 
-std::string_view to_string(Layout l) { return l == Layout::RowMajor ? "row" : "col"; }
-std::string_view to_string(Op op) { return op == Op::N ? "N" : "T"; }
+std::string_view to_string(Layout l) {
+  return l == Layout::RowMajor ? "row" : "col";
+}
+std::string_view to_string(Op op) {
+  return op == Op::N ? "N" : "T";
+}
 
 std::string_view to_string(SampleLayout l) {
   return l == SampleLayout::Planar ? "planar" : "interleaved";
@@ -75,22 +83,31 @@ Op parse_op(std::string_view s) {
 
 std::size_t dtype_size(DType t) {
   switch (t) {
-    case DType::f64: return 8;
-    case DType::f16: return 2;
+    case DType::f64:
+      return 8;
+    case DType::f16:
+      return 2;
     case DType::f32:
-    case DType::i32: return 4;
+    case DType::i32:
+      return 4;
   }
   return 4;
 }
 
-bool is_floating(DType t) { return t != DType::i32; }
+bool is_floating(DType t) {
+  return t != DType::i32;
+}
 
 double unit_roundoff(DType t) {
   switch (t) {
-    case DType::f32: return std::ldexp(1.0, -24);
-    case DType::f64: return std::ldexp(1.0, -53);
-    case DType::f16: return std::ldexp(1.0, -11);
-    case DType::i32: return 0.0;
+    case DType::f32:
+      return std::ldexp(1.0, -24);
+    case DType::f64:
+      return std::ldexp(1.0, -53);
+    case DType::f16:
+      return std::ldexp(1.0, -11);
+    case DType::i32:
+      return 0.0;
   }
   return 0.0;
 }
@@ -103,8 +120,8 @@ std::uint16_t float_to_half(float f) {
     return sign | (abs > 0x7f800000u ? 0x7e00u : 0x7c00u);
   }
   if (abs >= 0x477ff000u) return sign | 0x7c00u;  // rounds to >= 65520: overflow to Inf
-  if (abs < 0x38800000u) {                         // below 2^-14: subnormal half or zero
-    if (abs < 0x33000000u) return sign;            // below half of the smallest subnormal
+  if (abs < 0x38800000u) {                        // below 2^-14: subnormal half or zero
+    if (abs < 0x33000000u) return sign;           // below half of the smallest subnormal
     const std::uint32_t mant = (abs & 0x007fffffu) | 0x00800000u;
     const int shift = 126 - static_cast<int>(abs >> 23);  // 14..24
     const std::uint32_t half = 1u << (shift - 1);
@@ -146,18 +163,26 @@ float half_to_float(std::uint16_t h) {
 
 double load_as_double(DType t, const void* p) {
   switch (t) {
-    case DType::f32: return *static_cast<const float*>(p);
-    case DType::f64: return *static_cast<const double*>(p);
-    case DType::i32: return *static_cast<const std::int32_t*>(p);
-    case DType::f16: return half_to_float(*static_cast<const std::uint16_t*>(p));
+    case DType::f32:
+      return *static_cast<const float*>(p);
+    case DType::f64:
+      return *static_cast<const double*>(p);
+    case DType::i32:
+      return *static_cast<const std::int32_t*>(p);
+    case DType::f16:
+      return half_to_float(*static_cast<const std::uint16_t*>(p));
   }
   return 0.0;
 }
 
 void store_from_double(DType t, void* p, double v) {
   switch (t) {
-    case DType::f32: *static_cast<float*>(p) = static_cast<float>(v); return;
-    case DType::f64: *static_cast<double*>(p) = v; return;
+    case DType::f32:
+      *static_cast<float*>(p) = static_cast<float>(v);
+      return;
+    case DType::f64:
+      *static_cast<double*>(p) = v;
+      return;
     case DType::i32: {
       // Wrap modulo 2^32 like int32 kernels do; NaN/out-of-range doubles map to 0.
       const double r = std::nearbyint(v);

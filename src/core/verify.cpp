@@ -61,7 +61,8 @@ void finish(VerifyResult& r, double err2, double ref2, const std::string& what) 
   r.rel_err = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
   r.passed = r.worst_ratio <= 1.0;
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%s: max abs err %.3g, rel err %.3g, worst %s at %.3g of tolerance",
+  std::snprintf(buf, sizeof buf,
+                "%s: max abs err %.3g, rel err %.3g, worst %s at %.3g of tolerance",
                 r.passed ? "PASS" : "FAIL", r.max_abs_err, r.rel_err,
                 where(r.worst_i, r.worst_j).c_str(), r.worst_ratio);
   r.message = std::string(buf) + (what.empty() ? "" : " (" + what + ")");

@@ -65,9 +65,12 @@ SimdLevel simd_level() {
 
 const char* to_string(SimdLevel s) {
   switch (s) {
-    case SimdLevel::Avx512: return "avx512";
-    case SimdLevel::Avx2: return "avx2";
-    case SimdLevel::Generic: return "generic";
+    case SimdLevel::Avx512:
+      return "avx512";
+    case SimdLevel::Avx2:
+      return "avx2";
+    case SimdLevel::Generic:
+      return "generic";
   }
   return "generic";
 }

@@ -53,10 +53,14 @@ struct Elem<DType::i32> {
 template <class Fn>
 decltype(auto) dispatch_dtype(DType t, Fn&& fn) {
   switch (t) {
-    case DType::f32: return std::forward<Fn>(fn).template operator()<DType::f32>();
-    case DType::f64: return std::forward<Fn>(fn).template operator()<DType::f64>();
-    case DType::f16: return std::forward<Fn>(fn).template operator()<DType::f16>();
-    case DType::i32: return std::forward<Fn>(fn).template operator()<DType::i32>();
+    case DType::f32:
+      return std::forward<Fn>(fn).template operator()<DType::f32>();
+    case DType::f64:
+      return std::forward<Fn>(fn).template operator()<DType::f64>();
+    case DType::f16:
+      return std::forward<Fn>(fn).template operator()<DType::f16>();
+    case DType::i32:
+      return std::forward<Fn>(fn).template operator()<DType::i32>();
   }
   throw InvalidArgument("unknown element type");
 }

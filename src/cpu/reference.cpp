@@ -49,16 +49,15 @@ std::vector<T> dense(const MatrixView& X, Op op, std::int64_t rows, std::int64_t
 void parallel_rows(std::int64_t n, std::int64_t min_chunk,
                    const std::function<void(std::int64_t, std::int64_t)>& fn) {
   const std::int64_t cores = std::max(1u, std::thread::hardware_concurrency());
-  const std::int64_t parts = std::clamp<std::int64_t>(n / std::max<std::int64_t>(min_chunk, 1),
-                                                      1, cores);
+  const std::int64_t parts =
+      std::clamp<std::int64_t>(n / std::max<std::int64_t>(min_chunk, 1), 1, cores);
   if (parts <= 1) {
     fn(0, n);
     return;
   }
   std::vector<std::thread> pool;
   const std::int64_t step = (n + parts - 1) / parts;
-  for (std::int64_t b = 0; b < n; b += step)
-    pool.emplace_back(fn, b, std::min(n, b + step));
+  for (std::int64_t b = 0; b < n; b += step) pool.emplace_back(fn, b, std::min(n, b + step));
   for (auto& t : pool) t.join();
 }
 

@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "kafel/error.hpp"
 

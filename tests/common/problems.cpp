@@ -17,9 +17,8 @@ Matrix make(DType t, std::int64_t rows, std::int64_t cols, Layout layout, std::i
 }  // namespace
 
 std::vector<Shape> odd_shapes() {
-  return {{1, 1, 1},   {13, 24, 35},  {35, 13, 24}, {127, 61, 257}, {61, 127, 1},
-          {3, 5, 0},   {1, 67, 129},  {97, 1, 33},  {64, 64, 64},   {65, 33, 17},
-          {257, 7, 19}, {7, 263, 41}};
+  return {{1, 1, 1},    {13, 24, 35}, {35, 13, 24}, {127, 61, 257}, {61, 127, 1}, {3, 5, 0},
+          {1, 67, 129}, {97, 1, 33},  {64, 64, 64}, {65, 33, 17},   {257, 7, 19}, {7, 263, 41}};
 }
 
 Problem make_problem(const GemmDesc& desc, const ProblemOptions& opt) {

@@ -45,8 +45,7 @@ TEST(Types, ParseNamesAndRejectUnknown) {
 }
 
 TEST(Params, ResolveEnumerateAndReject) {
-  ParamSpace s{{{"TS", 16, {8, 16, 32}, ""}, {"WPT", 4, {1, 2, 4, 8}, ""}},
-               [](const Params& p) {
+  ParamSpace s{{{"TS", 16, {8, 16, 32}, ""}, {"WPT", 4, {1, 2, 4, 8}, ""}}, [](const Params& p) {
                  return p.at("WPT") > p.at("TS") ? std::string("WPT > TS") : std::string();
                }};
   EXPECT_EQ(s.resolve({{"TS", 32}}).at("TS"), 32);

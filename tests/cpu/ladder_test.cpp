@@ -70,12 +70,10 @@ std::vector<Case> cases() {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Rungs, CpuLadder, ::testing::ValuesIn(cases()),
-                         [](const auto& info) {
-                           std::string n = info.param.kernel.substr(4) + "_" +
-                                           std::string(to_string(info.param.type));
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Rungs, CpuLadder, ::testing::ValuesIn(cases()), [](const auto& info) {
+  std::string n = info.param.kernel.substr(4) + "_" + std::string(to_string(info.param.type));
+  return n;
+});
 
 }  // namespace
 }  // namespace kafel
