@@ -59,7 +59,7 @@ double measure(const Device& dev, const GemmKernel& k, Problem& p, const Params&
   }
 }
 
-// Starting points measured on real devices (docs/BENCHMARKS-opencl.md), tried right after the
+// Starting points measured on real devices (docs/BENCHMARKS.md), tried right after the
 // defaults so a short budget starts from a known-good configuration on either kind of device.
 std::vector<Params> seed_points(const std::string& kernel) {
   if (kernel != "ocl.reg") return {};
