@@ -20,13 +20,16 @@ has() { grep -q "\"backend\": *\"$1\"" "$R/devices.json"; }
 plot() { python3 bench/plot.py "$1" -o "${1%.json}.png" || /usr/bin/python3 bench/plot.py "$1" -o "${1%.json}.png"; }
 
 echo "== CPU ladder (vs OpenBLAS) =="
-"$K" bench --device cpu --kernels all --sizes 256,512,1024 --types f32 --vs openblas \
+"$K" bench --device cpu --kernels all --sizes 128,256,512 --types f32 --vs openblas \
   --json "$R/ladder-cpu.json" --csv "$R/ladder-cpu.csv"
 plot "$R/ladder-cpu.json"
+echo "== CPU fast path at larger sizes (vs OpenBLAS) =="
+"$K" bench --device cpu --kernels cpu.packed --sizes 1024,2048 --types f32,f64 --vs openblas \
+  --json "$R/fast-cpu.json" --csv "$R/fast-cpu.csv"
 
 if has opencl; then
   echo "== OpenCL ladder (vs CLBlast) =="
-  "$K" bench --device opencl --kernels all --sizes 256,512,1024 --types f32 --vs clblast \
+  "$K" bench --device opencl --kernels all --sizes 256,512 --types f32 --vs clblast \
     --json "$R/ladder-opencl.json" --csv "$R/ladder-opencl.csv"
   plot "$R/ladder-opencl.json"
 fi
