@@ -51,9 +51,12 @@ GemmKernel openblas_gemm_kernel() {
     if (d.dtype != DType::f32 && d.dtype != DType::f64)
       throw Unsupported("cpu.openblas: OpenBLAS has no " + std::string(to_string(d.dtype)) +
                         " GEMM");
-    const auto t = p.at("threads");
-    openblas_set_num_threads(t > 0 ? static_cast<int>(t) : default_threads());
-    return std::make_unique<HostPlan>(openblas_gemm);
+    // The thread count is process-wide in OpenBLAS: set it for each run, not per plan.
+    const int threads = p.at("threads") > 0 ? static_cast<int>(p.at("threads")) : default_threads();
+    return std::make_unique<HostPlan>([threads](const GemmArgs& args) {
+      openblas_set_num_threads(threads);
+      openblas_gemm(args);
+    });
   };
   return k;
 }

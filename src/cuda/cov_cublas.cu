@@ -54,16 +54,21 @@ class CublasCovPlan : public CovPlan {
  public:
   CublasCovPlan(const Device& dev, const CovDesc& d)
       : ordinal_(ordinal_of(dev)), guard_(ordinal_), desc_(d) {
-    check_blas(cublasCreate(&handle_), "cublasCreate");
-    check_blas(cublasSetStream(handle_, stream_), "cublasSetStream");
+    // Buffers first: an OutOfMemory from them must not leak a created handle.
     x_ = DeviceBuffer(std::size_t(d.min_bytes()), "covariance samples");
     y_ = DeviceBuffer(std::size_t(d.channels * d.samples) * sizeof(T), "centred samples");
     mean_ = DeviceBuffer(std::size_t(d.channels) * 8, "means");
     c_ = DeviceBuffer(std::size_t(d.channels * d.channels) * sizeof(T), "covariance");
+    check_blas(cublasCreate(&handle_), "cublasCreate");
+    if (cublasSetStream(handle_, stream_) != CUBLAS_STATUS_SUCCESS) {
+      cublasDestroy(handle_);
+      throw DeviceError("cublasSetStream failed for the covariance baseline");
+    }
   }
   ~CublasCovPlan() override { cublasDestroy(handle_); }
 
   void load(const CovArgs& a, int) override {
+    DeviceGuard g(ordinal_);  // another plan may have switched the current device
     const bool planar = desc_.layout == SampleLayout::Planar;
     const std::int64_t rows = planar ? desc_.channels : desc_.samples;
     const std::int64_t cols = planar ? desc_.samples : desc_.channels;
@@ -74,6 +79,7 @@ class CublasCovPlan : public CovPlan {
   }
 
   double run(int) override {
+    DeviceGuard g(ordinal_);  // another plan may have switched the current device
     const long long n = desc_.samples, ch = desc_.channels;
     const int planar = desc_.layout == SampleLayout::Planar;
     EventTimer t;
@@ -102,6 +108,7 @@ class CublasCovPlan : public CovPlan {
   }
 
   void fetch(CovMoments& out) override {
+    DeviceGuard g(ordinal_);  // another plan may have switched the current device
     stream_.synchronize();
     const auto c = std::size_t(desc_.channels);
     std::vector<T> m(c * c);

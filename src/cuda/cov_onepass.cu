@@ -200,6 +200,7 @@ class CudaCovPlan : public CovPlan {
   }
 
   void load(const CovArgs& a, int slots) override {
+    DeviceGuard g(ordinal_);  // another plan may have switched the current device
     std::vector<float> packed;
     const float* src = tight(a, packed);
     slots_.clear();
@@ -210,6 +211,7 @@ class CudaCovPlan : public CovPlan {
   }
 
   double run(int slot) override {
+    DeviceGuard g(ordinal_);  // another plan may have switched the current device
     Slot& s = slots_.at(slot);
     EventTimer t;
     t.start(*s.stream);
@@ -220,6 +222,7 @@ class CudaCovPlan : public CovPlan {
   }
 
   void fetch(CovMoments& out) override {
+    DeviceGuard g(ordinal_);  // another plan may have switched the current device
     Slot& s = slots_.at(last_);
     std::vector<double> merged(w_);
     std::vector<float> pilot(desc_.channels);
@@ -231,8 +234,10 @@ class CudaCovPlan : public CovPlan {
 
   std::string timer() const override { return "cuda-events"; }
   std::unique_ptr<CovStream> stream(int depth) override;
+  int ordinal() const { return ordinal_; }
 
   double read_floor_ms(int slot) override {
+    DeviceGuard g(ordinal_);  // another plan may have switched the current device
     Slot& s = slots_.at(slot);
     const long long count = desc_.channels * desc_.samples;
     EventTimer t;
@@ -245,6 +250,7 @@ class CudaCovPlan : public CovPlan {
   }
 
   double copy_floor_ms() override {
+    DeviceGuard g(ordinal_);  // another plan may have switched the current device
     Slot s = make_slot(1);
     PinnedBuffer h(bytes());
     std::memset(h.get(), 0, bytes());
@@ -371,8 +377,12 @@ class CudaCovStream : public CovStream {
   }
   int depth() const override { return static_cast<int>(slots_.size()); }
   float* buffer(int i) override { return slots_.at(i).host.as<float>(); }
-  void submit(int i) override { plan_.enqueue_block(slots_.at(i), buffer(i)); }
+  void submit(int i) override {
+    DeviceGuard g(plan_.ordinal());
+    plan_.enqueue_block(slots_.at(i), buffer(i));
+  }
   void wait(int i, CovMoments& out) override {
+    DeviceGuard g(plan_.ordinal());
     slots_.at(i).stream->synchronize();
     plan_.result_to_moments(slots_.at(i).result.get(), out);
   }

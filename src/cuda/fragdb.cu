@@ -3,7 +3,6 @@
 // sits before the last step's FFMAs, so neither shared-load latency nor the barrier drain is
 // exposed. 4-warp blocks with 64x64 warp tiles run 2 blocks per SM (one block's barrier is
 // covered by the other's FFMAs) without giving up the 8x16 lane tile of the best 8-warp kernel.
-#include <mutex>
 #include <string>
 
 #include "cuda/gemm_common.cuh"
@@ -185,11 +184,9 @@ __global__ void __launch_bounds__(C::NT, C::MIN_BLOCKS) fragdb_kernel(Operands<f
 
 template <class C>
 void launch(const DeviceGemm& dg, cudaStream_t s) {
-  static std::once_flag once;  // raise the dynamic shared-memory limit once per instantiation
-  std::call_once(once, [] {
-    KAFEL_CUDA_CHECK(cudaFuncSetAttribute(
-        fragdb_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(C::SMEM)));
-  });
+  // Per launch: the opt-in above 48 KB holds for the current device only.
+  KAFEL_CUDA_CHECK(cudaFuncSetAttribute(
+      fragdb_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(C::SMEM)));
   const dim3 grid(ceil_div(dg.desc.n, C::BN), ceil_div(dg.desc.m, C::BM));
   fragdb_kernel<C><<<grid, C::NT, C::SMEM, s>>>(operands_of<float>(dg));
 }

@@ -3,7 +3,6 @@
 // buffer, A through registers (LDG.128) so it can be stored transposed (k-major) afterwards.
 // With A k-major, each lane reads its 8 rows of A and 8 columns of B for one k as 4 LDS.128:
 // 64 FFMA per 4 shared loads, and only 16 fragment registers live (2 blocks of 256 per SM).
-#include <mutex>
 #include <string>
 
 #include "cuda/gemm_common.cuh"
@@ -198,12 +197,10 @@ __global__ void __launch_bounds__(C::NT, C::MIN_BLOCKS)
 template <class C>
 void launch(const DeviceGemm& dg, cudaStream_t s) {
   using T = typename C::type;
-  static std::once_flag once;  // raise the dynamic shared-memory limit once per instantiation
-  std::call_once(once, [] {
-    KAFEL_CUDA_CHECK(cudaFuncSetAttribute(pipelined_kernel<C>,
-                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(C::SMEM)));
-  });
+  // The opt-in above 48 KB holds for the current device only, so it is set on every launch
+  // (a cheap host call) rather than once per process.
+  KAFEL_CUDA_CHECK(cudaFuncSetAttribute(
+      pipelined_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(C::SMEM)));
   const dim3 grid(ceil_div(dg.desc.n, C::BN), ceil_div(dg.desc.m, C::BM));
   pipelined_kernel<C><<<grid, C::NT, C::SMEM, s>>>(operands_of<T>(dg));
 }

@@ -139,9 +139,11 @@ class CudaGemmPlan final : public GemmPlan {
 std::unique_ptr<GemmPlan> make_cuda_plan(const Device& device, const GemmDesc& desc,
                                          const Params& params, Launcher launcher,
                                          PlanTraits traits) {
-  constexpr std::int64_t kMax = 0x7fffffff;  // kernels index rows and columns with int
+  // Kernels index rows and columns with int and add tile sizes and grid strides to them, and
+  // cuBLAS takes padded int leading dimensions: keep every dimension well below 2^31.
+  constexpr std::int64_t kMax = std::int64_t(1) << 30;
   if (desc.m > kMax || desc.n > kMax || desc.k > kMax)
-    throw Unsupported("CUDA kernels: " + desc.shape() + " has a dimension above 2^31-1");
+    throw Unsupported("CUDA kernels: " + desc.shape() + " has a dimension above 2^30");
   return std::make_unique<CudaGemmPlan>(device, desc, params, launcher, traits);
 }
 

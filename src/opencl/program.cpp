@@ -1,5 +1,6 @@
 // OpenCL program builds: -D defines, build logs in BuildError, an in-process cache and an
 // on-disk binary cache (one file per device + driver + source + options hash).
+#include <unistd.h>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -108,7 +109,8 @@ void save_binary(const Context& ctx, cl_program p, const fs::path& path) {
   fs::create_directories(path.parent_path(), ec);
   // Write then rename, so a concurrent reader never sees half a file.
   fs::path tmp = path;
-  tmp += ".tmp" + std::to_string(std::rand());
+  static std::atomic<unsigned> counter{0};
+  tmp += ".tmp" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
   {
     std::ofstream out(tmp, std::ios::binary);
     if (!out) return;
@@ -155,8 +157,10 @@ Program build_source(const Context& ctx, const std::string& source, const std::s
                      const std::string& label) {
   std::string key = hex(fnv1a(source, fnv1a(options, fnv1a(ctx.driver(), fnv1a(ctx.name())))));
   key += hex(fnv1a(source + options, std::uint64_t(source.size()) * 31 + 7));
+  // Programs belong to one cl_context: two identical GPUs share the disk entry, not the program.
+  const std::string memo_key = key + "@" + hex(std::uint64_t(std::uintptr_t(ctx.context())));
   std::lock_guard lock(memo_mutex());
-  if (auto it = memo().find(key); it != memo().end()) {
+  if (auto it = memo().find(memo_key); it != memo().end()) {
     ++g_memory_hits;
     clRetainProgram(it->second);
     return Program(it->second);
@@ -179,7 +183,7 @@ Program build_source(const Context& ctx, const std::string& source, const std::s
     p = compile(ctx, source, options, label);
     if (!dir.empty()) save_binary(ctx, p, file);
   }
-  memo()[key] = p;
+  memo()[memo_key] = p;
   clRetainProgram(p);
   return Program(p);
 }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -59,7 +60,8 @@ std::string size_class(const GemmDesc& d) {
 }
 
 std::string default_db_path() {
-  if (const char* p = std::getenv("KAFEL_TUNE_DB"); p && *p) return p;
+  // KAFEL_TUNE_DB=off means "ignore the database" (choose_params), not a file named "off".
+  if (const char* p = std::getenv("KAFEL_TUNE_DB"); p && *p && std::string(p) != "off") return p;
   if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x)
     return std::string(x) + "/kafel/tuning.json";
   if (const char* h = std::getenv("HOME"); h && *h)
@@ -101,7 +103,11 @@ void Database::save(const std::string& path) const {
     std::ofstream out(tmp);
     if (!out) throw IoError("cannot write tuning database " + tmp);
     out << j.dump(2) << '\n';
-    if (!out) throw IoError("cannot write tuning database " + tmp);
+    out.close();  // a write that fails only on close (full disk) must not replace the file
+    if (out.fail()) {
+      fs::remove(tmp, ec);
+      throw IoError("cannot write tuning database " + tmp);
+    }
   }
   fs::rename(tmp, path, ec);
   if (ec) throw IoError("cannot replace tuning database " + path + ": " + ec.message());
@@ -146,7 +152,15 @@ Database::Match Database::find(const Device& device, const std::string& kernel, 
 
 const Database& active_database() {
   std::lock_guard lock(active_mutex());
-  if (!active_slot()) active_slot() = std::make_unique<Database>(Database::load(default_db_path()));
+  if (!active_slot()) {
+    // A malformed user database must not break every GEMM: warn once and run without it.
+    try {
+      active_slot() = std::make_unique<Database>(Database::load(default_db_path()));
+    } catch (const IoError& e) {
+      std::cerr << "kafel: warning: " << e.what() << "; using the shipped tuning only\n";
+      active_slot() = std::make_unique<Database>();
+    }
+  }
   return *active_slot();
 }
 

@@ -41,6 +41,9 @@ double measure(const Device& dev, const GemmKernel& k, Problem& p, const Params&
                std::string& why) {
   try {
     auto plan = k.make_plan(dev, p.desc, params);
+    // C still holds the previous candidate's correct product: poison it so a candidate that
+    // skips part of C cannot pass on its predecessor's values.
+    poison(p.c);
     plan->load(p.args, 1);
     plan->run(0);
     plan->fetch();

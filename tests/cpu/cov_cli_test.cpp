@@ -1,6 +1,7 @@
 // `kafel cov` end to end: a verified stream with JSON output, .npy output, raw files and stdin,
 // and the bad inputs that must fail with a clear error and a non-zero exit code.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -19,8 +20,9 @@ struct Ran {
   std::string err;
 };
 
+// One name per process: ctest runs each test in its own process, several at once.
 std::string tmp(const std::string& name) {
-  return testing::TempDir() + "kafel_cov_cli_" + name;
+  return testing::TempDir() + "kafel_cov_cli_" + std::to_string(getpid()) + "_" + name;
 }
 
 Ran kafel(const std::string& args, const std::string& stdin_file = "") {

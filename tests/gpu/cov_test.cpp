@@ -99,7 +99,9 @@ TEST(CovCuda, StreamEqualsBlockByBlock) {
   REQUIRE_CUDA(devs);
   for (const Device& d : devs)
     for (SampleLayout l : kLayouts) {
-      const CovDesc desc{10, 100003, l, 1};
+      // Large enough that every thread sums many samples, so the streamed pieces really take a
+      // different summation order than the one-shot call.
+      const CovDesc desc{10, 2000003, l, 1};
       const CovKernel& k = find_cov_kernel(d, "cuda.onepass");
       auto plan = k.make_plan(d, desc, k.params.defaults());
       CovBlockSource src;
@@ -115,7 +117,7 @@ TEST(CovCuda, StreamEqualsBlockByBlock) {
         const SamplesView v{one.data(), desc.channels, desc.samples, l, 0};
         CovOptions o;
         o.kernel = "cuda.onepass";
-        EXPECT_LE(cov_rel_err(r, covariance(d, v, o)), 1e-12) << "block " << b;
+        EXPECT_LE(cov_rel_err(r, covariance(d, v, o)), 1e-8) << "block " << b;
         EXPECT_LE(cov_rel_err(r, reference_covariance(
                                      SamplesView{data, desc.channels, desc.samples, l, 0})),
                   1e-6);

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <fstream>
 
 #include "kafel/error.hpp"
 
@@ -137,6 +138,13 @@ std::string format_num(const char* format, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, format, v);
   return buf;
+}
+
+void write_json_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text << '\n';
+  f.close();
+  if (f.fail()) throw IoError("cannot write '" + path + "'");
 }
 
 }  // namespace kafel::cli

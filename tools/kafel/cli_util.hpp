@@ -44,5 +44,7 @@ const GemmKernel& pick_baseline(const Device& device, const std::string& which);
 std::string human_bytes(double bytes);
 // "%.3g"-style number formatting without iostream state.
 std::string format_num(const char* format, double v);
+// Writes `text` and a newline to `path`; throws IoError when the file cannot be written fully.
+void write_json_file(const std::string& path, const std::string& text);
 
 }  // namespace kafel::cli

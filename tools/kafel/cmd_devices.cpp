@@ -81,10 +81,7 @@ int run_devices(const DevicesCli& opt) {
     print_device(devices[i]);
     all.push_back(device_json(devices[i]));
   }
-  if (!opt.json.empty()) {
-    std::ofstream f(opt.json);
-    if (!f || !(f << all.dump(2) << '\n')) throw IoError("cannot write '" + opt.json + "'");
-  }
+  if (!opt.json.empty()) write_json_file(opt.json, all.dump(2));
   return kExitOk;
 }
 
