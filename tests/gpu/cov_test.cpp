@@ -117,7 +117,9 @@ TEST(CovCuda, StreamEqualsBlockByBlock) {
         const SamplesView v{one.data(), desc.channels, desc.samples, l, 0};
         CovOptions o;
         o.kernel = "cuda.onepass";
-        EXPECT_LE(cov_rel_err(r, covariance(d, v, o)), 1e-8) << "block " << b;
+        // Different summation orders (pieces vs one shot) measured 3e-8 apart on an H200; a
+        // wrong piece merge would be off by order 1. Both must also meet the 1e-6 contract.
+        EXPECT_LE(cov_rel_err(r, covariance(d, v, o)), 1e-6) << "block " << b;
         EXPECT_LE(cov_rel_err(r, reference_covariance(
                                      SamplesView{data, desc.channels, desc.samples, l, 0})),
                   1e-6);
