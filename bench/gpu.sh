@@ -3,13 +3,18 @@
 # then benchmark the CUDA ladder against cuBLAS and dump the top kernels' SASS. Short table last.
 #
 # Usage: bash bench/gpu.sh            (results under $OUT, default ./out)
-# Env:   STEPS  comma list of build,tests,sanitize,bench,grid,sass (default: all)
+# Env:   STEPS  comma list of build,tests,sanitize,bench,grid,sass,ocl,cov,ncu (default: all
+#               but ncu)
 #        SIZES  ladder sizes (default 1024,2048,4096,8192); KERNELS (default all); REPS (20)
 #        WARMUP (5); OPENCL=0 builds without OpenCL; TESTS  ctest -R regex within label gpu;
 #        TOP  kernels also run at TOP_SIZES (default 2048,8192) beside the ladder;
 #        OCL_KERNELS / OCL_SIZES / OCL_EXTRA ('|'-separated bench argument lists) for the
 #        OpenCL ladder vs CLBlast (step ocl);
 #        step cov: the radar covariance benchmark and 1000-block streams (20 blocks/s and max)
+#        SAN_FILTER  gtest filter of the compute-sanitizer step (default: every rung's layout
+#               and exact tests); SAN_TIMEOUT seconds per tool (default 300, rc 124 if hit);
+#        step ncu: Nsight Compute (launch, occupancy, scheduler, warp-state, instruction
+#               sections) of one launch of each NCU_KERNELS kernel and of cuBLAS at NCU_SIZE;
 #        GRID_B / GRID_G  block and grid lists of the gridstride table (default 2,4,8,16,32;
 #        adding 1 makes single-thread configurations that take minutes at 1021^3)
 # Build dependencies missing on the node (GoogleTest, CLI11, nlohmann-json, OpenCL ICD loader,
@@ -55,7 +60,8 @@ if has build; then
   # CMake < 3.26 does not know nvcc's C++20 flag; this rules file teaches it (harmless later).
   printf 'set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")\nset(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")\n' > /tmp/kafel-cuda20.cmake
   extra=()
-  [ "$OPENCL" = 0 ] && extra+=("-DKAFEL_WITH_OPENCL=OFF")
+  # Explicit either way: a warm node keeps /tmp/build, whose cache remembers the last choice.
+  if [ "$OPENCL" = 0 ]; then extra+=("-DKAFEL_WITH_OPENCL=OFF"); else extra+=("-DKAFEL_WITH_OPENCL=ON"); fi
   configure() {
     cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKAFEL_BUILD_TESTS=ON \
       -DKAFEL_CUDA_PTXAS_VERBOSE=ON -DCMAKE_USER_MAKE_RULES_OVERRIDE_CUDA=/tmp/kafel-cuda20.cmake \
@@ -95,10 +101,10 @@ fi
 
 # --- (d) compute-sanitizer on every rung at small sizes -------------------------------------
 if has sanitize; then
-  filter='Rungs/CudaLadder.LayoutsAndLeadingDimensions/*:Rungs/CudaLadder.ExactOnIntegerValuedInputs/*:-*cublas*'
+  filter=${SAN_FILTER:-'Rungs/CudaLadder.LayoutsAndLeadingDimensions/*:Rungs/CudaLadder.ExactOnIntegerValuedInputs/*:-*cublas*'}
   for tool in memcheck racecheck; do
     log "compute-sanitizer $tool"
-    compute-sanitizer --tool $tool --error-exitcode 9 "$B/tests/kafel_tests_gpu" \
+    timeout "${SAN_TIMEOUT:-300}" compute-sanitizer --tool $tool --error-exitcode 9 "$B/tests/kafel_tests_gpu" \
       --gtest_filter="$filter" > /tmp/sanitizer-$tool.log 2>&1
     echo "$tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/sanitizer-$tool.log | tail -1)"
     { echo "=== $tool"; cat /tmp/sanitizer-$tool.log; } >> "$OUT/sanitizer.log"
@@ -116,7 +122,7 @@ fi
 # --- (f) SASS of the top kernels -----------------------------------------------------------
 if has sass; then
   obj=$B/src/CMakeFiles/kafel.dir/cuda
-  for f in pipelined fragdb warptile; do cuobjdump --dump-sass "$obj/$f.cu.o"; done > /tmp/sass-all.txt 2>&1
+  for f in pipelined warptile; do cuobjdump --dump-sass "$obj/$f.cu.o"; done > /tmp/sass-all.txt 2>&1
   # Keep the f32 kernels only (the file would be too large to bring back otherwise).
   python3 - /tmp/sass-all.txt > "$OUT/sass.txt" <<'PY'
 import re, sys
@@ -136,6 +142,38 @@ for f in funcs[1:]:
     top = " ".join(f"{k}={v}" for k, v in ops.most_common(9))
     print("sass", short, top, f"LDL={ops['LDL']} STL={ops['STL']} total={sum(ops.values())}")
 PY
+fi
+
+# --- Nsight Compute: where the top kernels and cuBLAS spend their issue slots -----------------
+if has ncu; then
+  for k in ${NCU_KERNELS//,/ } cuda.cublas; do
+    case $k in
+      cuda.cublas) filter='regex:gemm' ;;
+      *) filter='regex:pipelined_kernel' ;;
+    esac
+    log "ncu $k at ${NCU_SIZE:-4096}"
+    rep=/tmp/ncu-$k
+    ncu --clock-control none -k "$filter" -c 1 -f -o "$rep" --import-source no \
+      --section SpeedOfLight --section LaunchStats --section Occupancy --section SchedulerStats \
+      --section WarpStateStats --section InstructionStats --section SourceCounters \
+      --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
+      $KAFEL bench --device cuda:0 --kernels "$k" --sizes "${NCU_SIZE:-4096}" --warmup 0 --reps 1 \
+      > "$OUT/ncu-$k.log" 2>&1
+    echo "ncu $k rc=$?"
+    ncu -i "$rep.ncu-rep" --page details --print-details all > "$OUT/ncu-$k.txt" 2>&1
+    # Stall reasons per issued instruction, largest first; per-instruction SASS counters to CSV.
+    ncu -i "$rep.ncu-rep" --page raw --csv 2>/dev/null | python3 -c '
+import csv, sys
+rows = list(csv.reader(sys.stdin))
+if len(rows) >= 3:
+    pairs = [(h.split("stalled_")[1].split("_per_issue")[0], v) for h, v in zip(rows[0], rows[2])
+             if "issue_stalled_" in h and h.endswith("per_issue_active.ratio")]
+    pairs = sorted(((n, float(v.replace(",", ""))) for n, v in pairs if v), key=lambda p: -p[1])
+    print("stalls/issue:", " ".join(f"{n}={v:.3f}" for n, v in pairs[:10]))'
+    ncu -i "$rep.ncu-rep" --page source --print-source sass --csv > "$OUT/ncu-$k-sass.csv" 2>&1
+    grep -E "^  [a-z_]|SM Frequency|Duration  |Registers Per|Block Size|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Issued Instructions  " \
+      "$OUT/ncu-$k.txt" | head -12
+  done
 fi
 
 if has grid; then

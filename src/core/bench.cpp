@@ -8,7 +8,7 @@
 #include <random>
 #include <sstream>
 
-#include "io/file_util.hpp"
+#include "core/report_util.hpp"
 #include "kafel/error.hpp"
 #include "kafel/io.hpp"
 #include "kafel/matrix.hpp"
@@ -37,9 +37,8 @@ void check_fits(const Device& dev, const GemmDesc& d) {
   check_host_memory(bytes + double(d.m) * double(d.n) * double(dtype_size(d.dtype)),
                     "the operands of " + d.shape());
   if (dev.global_memory && bytes > double(dev.global_memory)) {
-    throw OutOfMemory("the operands of " + d.shape() + " need " + io_detail::human_bytes(bytes) +
-                      " but " + dev.id + " has " +
-                      io_detail::human_bytes(double(dev.global_memory)));
+    throw OutOfMemory("the operands of " + d.shape() + " need " + human_bytes(bytes) + " but " +
+                      dev.id + " has " + human_bytes(double(dev.global_memory)));
   }
 }
 
@@ -117,10 +116,8 @@ void timed_runs(GemmPlan& plan, int slots, const BenchOptions& opt, BenchRecord&
     next = (next + 1) % slots;
   }
   r.reps = int(times.size());
-  std::sort(times.begin(), times.end());
-  std::size_t h = times.size() / 2;
-  r.median_ms = times.size() % 2 ? times[h] : 0.5 * (times[h - 1] + times[h]);
-  r.best_ms = times.front();
+  r.median_ms = median(times);
+  r.best_ms = *std::min_element(times.begin(), times.end());
 }
 
 // Load + run + fetch on a fresh plan, as a user calling kafel::gemm would see it.
@@ -136,8 +133,7 @@ double total_time(const Device& dev, const GemmKernel& kernel, const GemmDesc& d
     plan->fetch();
     totals.push_back(ms_since(t0));
   }
-  std::sort(totals.begin(), totals.end());
-  return totals[totals.size() / 2];
+  return median(totals);  // repeats is odd (1 or 3): the middle run
 }
 
 void measure(const Device& dev, const GemmKernel& kernel, const GemmDesc& d,

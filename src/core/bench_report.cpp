@@ -1,6 +1,5 @@
 // Benchmark records out: JSON and CSV files, the aligned terminal table and the block x grid
 // table of the lecture. Formatting lives here so `kafel bench` and `kafel gemm` print alike.
-#include <cstdio>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -9,6 +8,8 @@
 #include <tuple>
 
 #include "core/bench.hpp"
+#include "core/device_json.hpp"
+#include "core/report_util.hpp"
 #include "kafel/error.hpp"
 #include "kafel/version.hpp"
 
@@ -51,36 +52,17 @@ Json to_json(const BenchRecord& r) {
               {"error", r.error}};
 }
 
-Json device_json(const Device& d) {
-  return Json{{"id", d.id},
-              {"name", d.name},
-              {"backend", d.backend},
-              {"vendor", d.vendor},
-              {"driver", d.driver},
-              {"compute_units", d.compute_units},
-              {"clock_mhz", d.clock_mhz},
-              {"cache_bytes", d.cache_bytes},
-              {"peak_gflops_f32", d.peak_gflops_f32},
-              {"peak_gflops_f64", d.peak_gflops_f64}};
-}
-
 std::ofstream open_out(const std::string& path) {
   std::ofstream f(path);
   if (!f) throw IoError("cannot create '" + path + "'");
   return f;
 }
 
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
 std::string fmt_ms(double ms) {
-  return fmt(ms < 10 ? "%.3f" : ms < 1000 ? "%.2f" : "%.0f", ms);
+  return format_num(ms < 10 ? "%.3f" : ms < 1000 ? "%.2f" : "%.0f", ms);
 }
 std::string fmt_gflops(double g) {
-  return fmt(g < 10 ? "%.2f" : "%.1f", g);
+  return format_num(g < 10 ? "%.2f" : "%.1f", g);
 }
 
 std::string csv_field(const std::string& s) {
@@ -123,7 +105,7 @@ std::string ratio(const BenchRecord& r, const std::vector<BenchRecord>& all,
   for (const auto& b : all) {
     if (b.kernel == base && b.ok() && b.type == r.type && b.m == r.m && b.n == r.n && b.k == r.k &&
         b.op == r.op && b.gflops > 0) {
-      return fmt("%.2fx", r.gflops / b.gflops);
+      return format_num("%.2fx", r.gflops / b.gflops);
     }
   }
   return "-";
@@ -146,7 +128,7 @@ Row table_row(const BenchRecord& r, bool with_params, const std::vector<std::str
   if (with_params) row.push_back(format_params(r.params));
   if (r.ok()) {
     for (auto s : {fmt_ms(r.median_ms), fmt_ms(r.best_ms), fmt_gflops(r.gflops),
-                   fmt_gflops(r.best_gflops), fmt("%.1f", r.peak_pct), fmt_ms(r.total_ms)}) {
+                   fmt_gflops(r.best_gflops), format_num("%.1f", r.peak_pct), fmt_ms(r.total_ms)}) {
       row.push_back(s);
     }
   } else {
@@ -154,7 +136,7 @@ Row table_row(const BenchRecord& r, bool with_params, const std::vector<std::str
   }
   for (const auto& b : baselines) row.push_back(ratio(r, all, b));
   if (r.ok()) {
-    row.push_back("PASS " + r.verify_method + " " + fmt("%.1e", r.max_abs_err));
+    row.push_back("PASS " + r.verify_method + " " + format_num("%.1e", r.max_abs_err));
   } else {
     row.push_back(r.failed() ? "FAIL: " + r.error : r.error);
   }

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <thread>
 
+#include "core/report_util.hpp"
 #include "kafel/error.hpp"
 
 namespace kafel {
@@ -17,13 +17,6 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 }  // namespace
-
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const auto k = static_cast<std::size_t>(std::ceil(q * double(v.size())));
-  return v[std::clamp<std::size_t>(k, 1, v.size()) - 1];
-}
 
 CovStreamStats run_cov_stream(CovPlan& plan, const CovDesc& desc, const CovBlockSource& source,
                               std::int64_t max_blocks, const CovStreamOptions& opt,

@@ -44,7 +44,4 @@ CovStreamStats run_cov_stream(CovPlan& plan, const CovDesc& desc, const CovBlock
                               std::int64_t max_blocks, const CovStreamOptions& opt,
                               const CovResultHook& hook);
 
-// Median / p-quantile (nearest rank) of a sample; 0 for an empty one.
-double quantile(std::vector<double> v, double q);
-
 }  // namespace kafel

@@ -1,13 +1,14 @@
 // Sample generators: the radar article's signal (float arithmetic, as SPEC §2 writes it),
-// seeded normal data and offset data. Work is split over threads by sample ranges.
+// seeded normal data and offset data. Sample ranges run on the CPU thread pool.
 #include "kafel/signal.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <random>
-#include <thread>
 #include <vector>
 
+#include "cpu/cpu_features.hpp"
+#include "cpu/thread_pool.hpp"
 #include "kafel/error.hpp"
 
 namespace kafel {
@@ -34,17 +35,17 @@ SignalKind parse_signal(std::string_view s) {
 
 namespace {
 
-// Runs fn(begin, end) over [0, count) split into contiguous parts, one per hardware thread.
+// Runs fn(begin, end) over [0, count) split into contiguous parts (at most one per thread of
+// the CPU kernels' default, at least 65536 items each). Every item's value depends only on its
+// index, so the output is the same for any split.
 template <class Fn>
 void parallel_ranges(std::int64_t count, Fn fn) {
-  const std::int64_t threads = std::clamp<std::int64_t>(std::thread::hardware_concurrency(), 1, 64);
-  const std::int64_t parts =
-      std::min<std::int64_t>(threads, std::max<std::int64_t>(1, count / 65536));
+  const std::int64_t threads = std::clamp(cpu::default_threads(), 1, 64);
+  const int parts =
+      static_cast<int>(std::min<std::int64_t>(threads, std::max<std::int64_t>(1, count / 65536)));
   if (parts <= 1) return fn(std::int64_t(0), count);
-  std::vector<std::thread> pool;
-  for (std::int64_t p = 0; p < parts; ++p)
-    pool.emplace_back(fn, count * p / parts, count * (p + 1) / parts);
-  for (auto& t : pool) t.join();
+  cpu::parallel_parts(parts, parts,
+                      [&](int p, int) { fn(count * p / parts, count * (p + 1) / parts); });
 }
 
 // The ten channels of the article at sample index n, in float (std:: float overloads).

@@ -1,13 +1,13 @@
-// The fast one-pass CPU covariance driver: pilot shift, threads over sample ranges, run-time
-// ISA choice, float64 merge. Also the portable worker (plain C++, one lane, 4x4 tiles).
+// The fast one-pass CPU covariance driver: pilot shift, sample ranges on the CPU thread pool,
+// run-time ISA choice, float64 merge. Also the portable worker (plain C++, one lane, 4x4 tiles).
 #include "cpu/cov_fast.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
-#include <thread>
 #include <vector>
 
+#include "cpu/thread_pool.hpp"
 #include "kafel/error.hpp"
 
 namespace {
@@ -59,34 +59,24 @@ std::int64_t default_block(std::int64_t padded, int lanes) {
 }
 }  // namespace
 
-Isa isa_portable() {
+Worker worker_portable() {
   return {"portable", 1, 4, &range_portable};
 }
 
-Isa choose_isa(int which) {
-  __builtin_cpu_init();
-  const bool has512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
-  const bool has2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  switch (which) {
-    case 0:
-      return has512 ? isa_avx512() : has2 ? isa_avx2() : isa_portable();
-    case 1:
-      return isa_portable();
-    case 2:
-      if (!has2) throw Unsupported("cpu.fast ISA=2 needs AVX2 + FMA, which this CPU lacks");
-      return isa_avx2();
-    case 3:
-      if (!has512) throw Unsupported("cpu.fast ISA=3 needs AVX-512F/DQ, which this CPU lacks");
-      return isa_avx512();
-  }
-  throw InvalidArgument("cpu.fast ISA must be 0 (auto), 1, 2 or 3 (got " + std::to_string(which) +
-                        ")");
+Worker choose_worker(Isa isa) {
+  // resolve_isa applies the same rules (and $KAFEL_CPU_ISA) as the GEMM micro-kernels.
+  const Isa resolved = resolve_isa(isa);
+  const Worker w = resolved == Isa::avx512 ? worker_avx512()
+                   : resolved == Isa::avx2 ? worker_avx2()
+                                           : worker_portable();
+  if (!w.fn) throw Unsupported("this build has no " + std::string(w.name) + " covariance worker");
+  return w;
 }
 
-void fast_moments(const CovArgs& a, const Isa& isa, int threads, std::int64_t block,
+void fast_moments(const CovArgs& a, const Worker& w, int threads, std::int64_t block,
                   std::int64_t prefetch_blocks, bool direct, CovMoments& out) {
   const std::int64_t C = a.desc.channels, N = a.desc.samples;
-  const std::int64_t P = (C + isa.tile - 1) / isa.tile * isa.tile;
+  const std::int64_t P = (C + w.tile - 1) / w.tile * w.tile;
   std::vector<float> pilot(static_cast<std::size_t>(C));
   for (std::int64_t c = 0; c < C; ++c)
     pilot[c] = pilot_value(a.data, a.stride, a.desc.layout, c, N);
@@ -96,27 +86,25 @@ void fast_moments(const CovArgs& a, const Isa& isa, int threads, std::int64_t bl
           P,
           a.desc.layout == SampleLayout::Planar,
           pilot.data(),
-          block > 0 ? (block + isa.lanes - 1) / isa.lanes * isa.lanes : default_block(P, isa.lanes),
+          block > 0 ? (block + w.lanes - 1) / w.lanes * w.lanes : default_block(P, w.lanes),
           prefetch_blocks,
           direct};
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (threads <= 0) threads = default_threads();
   threads = static_cast<int>(std::clamp<std::int64_t>(N / 4096, 1, threads));
 
+  // One sample range (and one partial result) per thread; the ranges are claimed on the pool,
+  // so a late worker only shifts ranges to the others and the merge order stays the same.
   std::vector<Scratch> scratch;
   std::vector<std::vector<double>> sums(threads, std::vector<double>(C)),
       qs(threads, std::vector<double>(P * P));
   job.ld = job.block + 16;
   for (int t = 0; t < threads; ++t) scratch.push_back(zeroed_scratch(P * job.ld));
-  auto body = [&](int t) {
+  parallel_parts(threads, threads, [&](int part, int tid) {
     // Ranges start on multiples of 16 samples so vector loads stay on the same alignment.
-    const std::int64_t b = N * t / threads / 16 * 16;
-    const std::int64_t e = t + 1 == threads ? N : N * (t + 1) / threads / 16 * 16;
-    isa.fn(job, b, e, scratch[t].get(), sums[t].data(), qs[t].data());
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(body, t);
-  body(0);
-  for (auto& th : pool) th.join();
+    const std::int64_t b = N * part / threads / 16 * 16;
+    const std::int64_t e = part + 1 == threads ? N : N * (part + 1) / threads / 16 * 16;
+    w.fn(job, b, e, scratch[tid].get(), sums[part].data(), qs[part].data());
+  });
 
   std::vector<double> sum(C, 0.0), packed(static_cast<std::size_t>(C * (C + 1) / 2), 0.0);
   for (int t = 0; t < threads; ++t) {

@@ -1,10 +1,11 @@
 // The fast one-pass CPU covariance: per-ISA range workers (AVX-512, AVX2, portable) and the
-// threaded driver that picks one at run time and merges the threads' float64 partials.
+// driver that picks one by cpu_features' rules and runs it on the CPU thread pool.
 #pragma once
 
 #include <cstdint>
 
 #include "core/cov_backend.hpp"
+#include "cpu/cpu_features.hpp"
 
 namespace kafel::cpu::covfast {
 
@@ -30,23 +31,25 @@ struct Job {
 using RangeFn = void (*)(const Job& job, std::int64_t n0, std::int64_t n1, float* scratch,
                          double* sum, double* q);
 
-struct Isa {
+// One ISA's worker: its vector width, its square tile of channel pairs and its range function
+// (nullptr when this build has no such worker, e.g. AVX-512 on a non-x86 build).
+struct Worker {
   const char* name;
   int lanes;
   int tile;
   RangeFn fn;
 };
 
-Isa isa_avx512();
-Isa isa_avx2();
-Isa isa_portable();
-// The best one this CPU supports (0 = auto), or 1 portable, 2 AVX2, 3 AVX-512 (Unsupported
-// when the CPU lacks it).
-Isa choose_isa(int which);
+Worker worker_avx512();
+Worker worker_avx2();
+Worker worker_portable();
+// The worker of `isa` after resolve_isa (automatic: the ISA the GEMM micro-kernels use too,
+// $KAFEL_CPU_ISA included); Unsupported when this CPU or build lacks it.
+Worker choose_worker(Isa isa);
 
-// The one-pass moments with `threads` threads (0 = all cores) and `block` samples per block
-// (0 = chosen from the channel count).
-void fast_moments(const CovArgs& args, const Isa& isa, int threads, std::int64_t block,
+// The one-pass moments with `threads` threads (0 = default_threads(): $KAFEL_NUM_THREADS or
+// the usable cores) and `block` samples per block (0 = chosen from the channel count).
+void fast_moments(const CovArgs& args, const Worker& worker, int threads, std::int64_t block,
                   std::int64_t prefetch_blocks, bool direct, CovMoments& out);
 
 }  // namespace kafel::cpu::covfast

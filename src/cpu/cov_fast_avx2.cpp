@@ -1,13 +1,13 @@
-// The fast covariance worker compiled for AVX2 + FMA (8 float lanes, 3x3 pair tiles: 9
-// accumulators + 3 operands fit the 16 ymm registers). Chosen at run time by cov_fast.cpp.
+// The fast covariance worker for AVX2 + FMA (8 float lanes, 3x3 pair tiles: 9 accumulators + 3
+// operands fit the 16 ymm registers). Chosen at run time by cov_fast.cpp's choose_worker.
+#include "cpu/cov_fast.hpp"
+
+// Built with -mavx2 -mfma by src/cpu/CMakeLists.txt on x86 with GCC/Clang; any other build
+// gets only the stub below, and cpu_features never offers avx2 there.
+#if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 
 #include <cstdint>
-
-#include "cpu/cov_fast.hpp"
-
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
 
 namespace {
 
@@ -40,10 +40,18 @@ void range_avx2(const kafel::cpu::covfast::Job& j, std::int64_t n0, std::int64_t
 }
 }  // namespace
 
-#pragma GCC pop_options
-
 namespace kafel::cpu::covfast {
-Isa isa_avx2() {
+Worker worker_avx2() {
   return {"avx2", 8, 3, &range_avx2};
 }
 }  // namespace kafel::cpu::covfast
+
+#else
+
+namespace kafel::cpu::covfast {
+Worker worker_avx2() {
+  return {"avx2", 8, 3, nullptr};
+}
+}  // namespace kafel::cpu::covfast
+
+#endif

@@ -1,13 +1,13 @@
-// The fast covariance worker compiled for AVX-512 (16 float lanes, 5x5 pair tiles: 25
-// accumulators + 5 operands fit the 32 zmm registers). Chosen at run time by cov_fast.cpp.
+// The fast covariance worker for AVX-512 (16 float lanes, 5x5 pair tiles: 25 accumulators + 5
+// operands fit the 32 zmm registers). Chosen at run time by cov_fast.cpp's choose_worker.
+#include "cpu/cov_fast.hpp"
+
+// Built with -mavx512f/bw/dq/vl -mfma by src/cpu/CMakeLists.txt on x86 with GCC/Clang; any
+// other build gets only the stub below, and cpu_features never offers avx512 there.
+#if defined(__AVX512F__) && defined(__FMA__)
 #include <immintrin.h>
 
 #include <cstdint>
-
-#include "cpu/cov_fast.hpp"
-
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512dq,avx2,fma")
 
 namespace {
 
@@ -48,10 +48,18 @@ void range_avx512(const kafel::cpu::covfast::Job& j, std::int64_t n0, std::int64
 }
 }  // namespace
 
-#pragma GCC pop_options
-
 namespace kafel::cpu::covfast {
-Isa isa_avx512() {
+Worker worker_avx512() {
   return {"avx512", 16, 5, &range_avx512};
 }
 }  // namespace kafel::cpu::covfast
+
+#else
+
+namespace kafel::cpu::covfast {
+Worker worker_avx512() {
+  return {"avx512", 16, 5, nullptr};
+}
+}  // namespace kafel::cpu::covfast
+
+#endif

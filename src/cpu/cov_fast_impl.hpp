@@ -1,6 +1,7 @@
 // The fast covariance worker, written once over a vector-traits type V and included by each
-// ISA file after its `#pragma GCC target`. Everything here has internal linkage on purpose:
-// each ISA file gets its own copy, so no AVX-512 code can leak into another file's symbols.
+// worker file (compiled with its ISA's flags) after its traits. Everything here has internal
+// linkage on purpose: each file gets its own copy, so no AVX-512 code can leak into another
+// file's symbols.
 // Needs: V::T (register type), V::kLanes, zero(), load(p), store(p, v), set1(f), sub, add,
 // fmadd(a, b, c) = a*b + c, hsum_d(v) (lanes summed in double).
 

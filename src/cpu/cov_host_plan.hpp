@@ -23,7 +23,7 @@ class CovHostPlan : public CovPlan {
   }
   void fetch(CovMoments& out) override { out = result_; }
   std::string timer() const override { return "steady-clock"; }
-  // One plain read pass over the block with every core (defined in cov_reference.cpp).
+  // One plain read pass over the block with default_threads() threads (cov_reference.cpp).
   double read_floor_ms(int slot) override;
 
  private:

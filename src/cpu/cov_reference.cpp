@@ -1,11 +1,12 @@
-// The covariance oracle: float64 two-pass (means first, then centred products), numpy.cov's
-// arithmetic. Threads split the samples; partial co-moments around the exact means just add.
+// The covariance oracle, float64 two-pass (means, then centred products: numpy.cov's
+// arithmetic) over sample ranges on the CPU thread pool; also the host plans' read floor.
 #include <algorithm>
 #include <chrono>
-#include <thread>
 #include <vector>
 
 #include "cpu/cov_host_plan.hpp"
+#include "cpu/cpu_features.hpp"
+#include "cpu/thread_pool.hpp"
 #include "kafel/error.hpp"
 
 namespace kafel::cpu {
@@ -13,18 +14,18 @@ namespace {
 
 constexpr std::int64_t kBlock = 512;
 
-int thread_count(std::int64_t samples) {
-  const std::int64_t hw = std::max(1u, std::thread::hardware_concurrency());
-  return static_cast<int>(std::clamp<std::int64_t>(samples / 65536, 1, hw));
+// Parts of the sample range (one per thread, at least 65536 samples each). The partial sums
+// are merged in part order, so the result depends only on the thread count.
+int part_count(std::int64_t samples) {
+  return static_cast<int>(std::clamp<std::int64_t>(samples / 65536, 1, default_threads()));
 }
 
+// fn(part, tid, begin, end) for every part of [0, samples) on the thread pool.
 template <class Fn>
-void split(std::int64_t samples, Fn fn) {
-  const int t = thread_count(samples);
-  std::vector<std::thread> pool;
-  for (int i = 1; i < t; ++i) pool.emplace_back(fn, i, samples * i / t, samples * (i + 1) / t);
-  fn(0, 0, samples / t);
-  for (auto& th : pool) th.join();
+void split(std::int64_t samples, int parts, Fn fn) {
+  parallel_parts(parts, parts, [&](int part, int tid) {
+    fn(part, tid, samples * part / parts, samples * (part + 1) / parts);
+  });
 }
 
 // Channel sums over [b, e) in double, eight independent accumulators (the order is fixed).
@@ -39,11 +40,11 @@ void add_sums(const SamplesView& v, std::int64_t b, std::int64_t e, double* sum)
   }
 }
 
-// Centred products over [b, e): blocks of samples centred into double scratch, then dots.
+// Centred products over [b, e): blocks of samples centred into double scratch d (channels x
+// kBlock), then dots.
 void add_products(const SamplesView& v, const double* mean, std::int64_t b, std::int64_t e,
-                  double* m) {
+                  double* d, double* m) {
   const std::int64_t c = v.channels;
-  std::vector<double> d(static_cast<std::size_t>(c * kBlock));
   for (std::int64_t n0 = b; n0 < e; n0 += kBlock) {
     const std::int64_t len = std::min(kBlock, e - n0);
     for (std::int64_t ch = 0; ch < c; ++ch)
@@ -66,21 +67,24 @@ void add_products(const SamplesView& v, const double* mean, std::int64_t b, std:
 
 }  // namespace
 
+// Pass 1 sums the channels per range; pass 2 takes centred products around the exact means,
+// so the ranges' partial co-moments simply add.
 void reference_moments(const CovArgs& a, CovMoments& out) {
   const SamplesView v{a.data, a.desc.channels, a.desc.samples, a.desc.layout, a.stride};
   const auto c = static_cast<std::size_t>(v.channels);
-  const int t = thread_count(v.samples);
+  const int t = part_count(v.samples);
+  // Scratch is allocated here, per thread: pool jobs must not throw (bad_alloc included).
   std::vector<std::vector<double>> sums(t, std::vector<double>(c)),
-      moms(t, std::vector<double>(c * c));
-  split(v.samples,
-        [&](int i, std::int64_t b, std::int64_t e) { add_sums(v, b, e, sums[i].data()); });
+      moms(t, std::vector<double>(c * c)), scratch(t, std::vector<double>(c * kBlock));
+  split(v.samples, t,
+        [&](int i, int, std::int64_t b, std::int64_t e) { add_sums(v, b, e, sums[i].data()); });
   out.mean.assign(c, 0.0);
   for (std::size_t ch = 0; ch < c; ++ch) {
     for (int i = 0; i < t; ++i) out.mean[ch] += sums[i][ch];
     out.mean[ch] /= static_cast<double>(v.samples);
   }
-  split(v.samples, [&](int i, std::int64_t b, std::int64_t e) {
-    add_products(v, out.mean.data(), b, e, moms[i].data());
+  split(v.samples, t, [&](int i, int tid, std::int64_t b, std::int64_t e) {
+    add_products(v, out.mean.data(), b, e, scratch[tid].data(), moms[i].data());
   });
   out.comoment.assign(c * c, 0.0);
   for (std::size_t i = 0; i < c; ++i)
@@ -100,7 +104,7 @@ double read_pass(const CovArgs& a, int threads) {
   }
   threads = std::max(1, threads);
   std::vector<double> part(threads);
-  auto body = [&](int t) {
+  parallel_parts(threads, threads, [&](int t, int) {
     // Each thread sums a contiguous share of every row, sixteen float lanes (vectorisable).
     const std::int64_t b = cols * t / threads, e = cols * (t + 1) / threads;
     float acc[16] = {};
@@ -114,18 +118,15 @@ double read_pass(const CovArgs& a, int threads) {
     double s = 0;
     for (float x : acc) s += x;
     part[t] = s;
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(body, t);
-  body(0);
-  for (auto& th : pool) th.join();
+  });
   double s = 0;
   for (double x : part) s += x;
   return s;
 }
 
 double CovHostPlan::read_floor_ms(int) {
-  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // As many threads as the covariance kernels use by default, so the two are comparable.
+  const int threads = default_threads();
   const auto t0 = std::chrono::steady_clock::now();
   volatile double sink = read_pass(args_, threads);
   (void)sink;

@@ -14,8 +14,8 @@ ParamSpace fast_params() {
   ParamSpace s;
   s.params = {
       {"BLOCK", 0, {256, 512, 1024, 2048}, "samples per scratch block (0: from the channel count)"},
-      {"THREADS", 0, {}, "worker threads (0: every core)"},
-      {"ISA", 0, {}, "0 auto, 1 portable, 2 AVX2, 3 AVX-512"},
+      {"THREADS", 0, {}, "threads (0: $KAFEL_NUM_THREADS or every usable core)"},
+      {"ISA", 0, {}, "0 auto (best, or $KAFEL_CPU_ISA), 1 portable, 2 AVX2, 3 AVX-512"},
       {"PF", 2, {0, 1, 2, 4}, "software prefetch distance in blocks (0: off)"},
       {"DIRECT", 1, {0, 1}, "planar, C a multiple of the tile: read rows in place (0: scratch)"},
   };
@@ -39,12 +39,13 @@ CovKernel fast_kernel() {
   k.params = fast_params();
   k.is_default = true;
   k.make_plan = [](const Device&, const CovDesc&, const Params& p) -> std::unique_ptr<CovPlan> {
-    const cpu::covfast::Isa isa = cpu::covfast::choose_isa(static_cast<int>(p.at("ISA")));
+    const cpu::covfast::Worker worker =
+        cpu::covfast::choose_worker(static_cast<cpu::Isa>(p.at("ISA")));
     const int threads = static_cast<int>(p.at("THREADS"));
     const std::int64_t block = p.at("BLOCK"), pf = p.at("PF");
     const bool direct = p.at("DIRECT") != 0;
     return std::make_unique<CovHostPlan>([=](const CovArgs& a, CovMoments& m) {
-      cpu::covfast::fast_moments(a, isa, threads, block, pf, direct, m);
+      cpu::covfast::fast_moments(a, worker, threads, block, pf, direct, m);
     });
   };
   return k;

@@ -1,79 +1,24 @@
-// Describes the host CPU as a kafel Device: name, cores, clock, caches and a peak estimate.
-// Peak = cores x FLOP/cycle of the widest FMA unit x clock; the clock is the OS's nominal one.
+// Describes the host CPU as a kafel Device. Peak = physical cores x FLOP/cycle of the widest
+// FMA unit x the clock cpu_features read; `details` says where that clock came from.
+#include "cpu/cpu_device.hpp"
+
 #include <unistd.h>
 
-#include <algorithm>
-#include <cstdlib>
-#include <fstream>
 #include <string>
-#include <thread>
 
-#include "cpu/cpu_device.hpp"
+#include "core/report_util.hpp"
+#include "cpu/cpu_features.hpp"
+#include "kafel/error.hpp"
 
 namespace kafel::cpu {
 namespace {
-
-std::string cpuinfo_field(const std::string& key) {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key, 0) != 0) continue;
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string v = line.substr(colon + 1);
-    const auto b = v.find_first_not_of(" \t");
-    return b == std::string::npos ? std::string() : v.substr(b);
-  }
-  return {};
-}
 
 std::uint64_t physical_memory() {
   const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
   return pages > 0 && size > 0 ? std::uint64_t(pages) * std::uint64_t(size) : 0;
 }
 
-// Cache size of `level` from sysfs (what the hypervisor really exposes), else sysconf.
-std::uint64_t cache_size(int level, int sysconf_name) {
-  for (int index = 0; index < 8; ++index) {
-    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
-    std::ifstream lvl(dir + "/level"), type(dir + "/type"), size(dir + "/size");
-    int l = 0;
-    std::string t, s;
-    if (!(lvl >> l) || !(type >> t) || !(size >> s)) break;
-    if (l != level || t == "Instruction") continue;
-    std::uint64_t v = std::strtoull(s.c_str(), nullptr, 10);
-    if (s.back() == 'K') v <<= 10;
-    if (s.back() == 'M') v <<= 20;
-    if (v) return v;
-  }
-  const long v = sysconf(sysconf_name);
-  return v > 0 ? std::uint64_t(v) : 0;
-}
-
 }  // namespace
-
-SimdLevel simd_level() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
-    return SimdLevel::Avx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return SimdLevel::Avx2;
-#endif
-  return SimdLevel::Generic;
-}
-
-const char* to_string(SimdLevel s) {
-  switch (s) {
-    case SimdLevel::Avx512:
-      return "avx512";
-    case SimdLevel::Avx2:
-      return "avx2";
-    case SimdLevel::Generic:
-      return "generic";
-  }
-  return "generic";
-}
 
 Device cpu_device() {
   Device d;
@@ -83,27 +28,39 @@ Device cpu_device() {
   if (d.name.empty()) d.name = "host CPU";
   d.vendor = cpuinfo_field("vendor_id");
   d.driver = "native";
-  d.compute_units = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  try {
-    d.clock_mhz = std::stod(cpuinfo_field("cpu MHz"));
-  } catch (const std::exception&) {
-    d.clock_mhz = 0;
-  }
+  d.compute_units = hardware_threads();
+  const CpuClock& clock = cpu_clock();
+  d.clock_mhz = clock.mhz;
   d.global_memory = physical_memory();
-  d.local_memory = cache_size(1, _SC_LEVEL1_DCACHE_SIZE);
-  d.cache_bytes = cache_size(3, _SC_LEVEL3_CACHE_SIZE);
-  if (!d.cache_bytes) d.cache_bytes = cache_size(2, _SC_LEVEL2_CACHE_SIZE);
-  // FLOP per cycle per core in f32: two 256-bit FMA pipes (AVX2; AVX-512 on Zen 4 and
-  // one-port Intel parts also retire 16 f32 FMAs per cycle), SSE otherwise.
-  const SimdLevel simd = simd_level();
-  const double f32_per_cycle = simd == SimdLevel::Generic ? 8.0 : 32.0;
-  d.peak_gflops_f32 = d.compute_units * f32_per_cycle * d.clock_mhz / 1000.0;
+  const CacheSizes& cache = cache_sizes();
+  d.local_memory = static_cast<std::uint64_t>(cache.l1d);
+  d.cache_bytes = static_cast<std::uint64_t>(cache.l3 ? cache.l3 : cache.l2);
+  // f32 FLOP per cycle per core: two 256-bit FMA pipes with AVX2 (AVX-512 on Zen 4 and on
+  // one-FMA-port Intel parts also retires 16 f32 FMAs per cycle), SSE otherwise. Only physical
+  // cores count: SMT siblings share the FMA pipes. Intel parts with two AVX-512 FMA ports
+  // reach twice this figure.
+  const Isa isa = cpu_isa();
+  const double f32_per_cycle = isa == Isa::generic ? 8.0 : 32.0;
+  const int cores = physical_cores();
+  d.peak_gflops_f32 = cores * f32_per_cycle * clock.mhz / 1000.0;
   d.peak_gflops_f64 = d.peak_gflops_f32 / 2.0;
-  d.details = {{"simd", to_string(simd)},
-               {"l1d", std::to_string(cache_size(1, _SC_LEVEL1_DCACHE_SIZE))},
-               {"l2", std::to_string(cache_size(2, _SC_LEVEL2_CACHE_SIZE))},
-               {"l3", std::to_string(cache_size(3, _SC_LEVEL3_CACHE_SIZE))},
-               {"peak", "estimate from the nominal clock; turbo may exceed it"}};
+  std::string simd(to_string(isa));
+  try {
+    if (default_isa() != isa)
+      simd += " (kernels use " + std::string(to_string(default_isa())) + ")";
+  } catch (const InvalidArgument& e) {  // a bad $KAFEL_CPU_ISA fails the kernels, not the listing
+    simd += std::string(" ($KAFEL_CPU_ISA: ") + e.what() + ")";
+  }
+  d.details = {
+      {"simd", simd},
+      {"l1d", std::to_string(cache.l1d)},
+      {"l2", std::to_string(cache.l2)},
+      {"l3", std::to_string(cache.l3)},
+      {"clock source", clock.source},
+      {"peak", clock.mhz > 0
+                   ? std::to_string(cores) + " cores x " + format_num("%.0f", f32_per_cycle) +
+                         " f32 FLOP/cycle x " + format_num("%.0f MHz", clock.mhz) + " (f64: half)"
+                   : "unknown (no clock)"}};
   return d;
 }
 

@@ -1,15 +1,11 @@
-// The host CPU as a kafel Device, and the SIMD level the CPU kernels may use.
-// simd_level() is the run-time feature check behind micro-kernel dispatch.
+// The host CPU as a kafel Device: its name, cores, clock, caches and peak estimate, all taken
+// from cpu_features (the one place that detects them).
 #pragma once
 
 #include "kafel/device.hpp"
 
 namespace kafel::cpu {
 
-enum class SimdLevel { Generic, Avx2, Avx512 };
-
-SimdLevel simd_level();
-const char* to_string(SimdLevel s);
 Device cpu_device();
 
 }  // namespace kafel::cpu

@@ -1,5 +1,5 @@
-// CPU feature detection (cpuid through the compiler's builtins), cache sizes from the OS, and
-// the environment overrides KAFEL_CPU_ISA / KAFEL_NUM_THREADS.
+// CPU feature detection (cpuid through the compiler's builtins), caches, cores and clock from
+// the OS, and the environment overrides KAFEL_CPU_ISA / KAFEL_NUM_THREADS.
 #include "cpu/cpu_features.hpp"
 
 #if defined(__linux__)
@@ -10,7 +10,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "kafel/error.hpp"
 
@@ -18,6 +21,9 @@ namespace kafel::cpu {
 
 namespace {
 
+// The rules every CPU kernel follows. AVX-512 needs BW/DQ/VL as well as F because the
+// *_avx512.cpp files are compiled with all four (src/cpu/CMakeLists.txt), so the compiler may
+// use any of them anywhere in those files.
 bool cpu_has_avx512() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
@@ -37,6 +43,14 @@ bool cpu_has_avx2() {
   return false;
 #endif
 }
+
+// src/cpu/CMakeLists.txt defines this (for this file only) when it compiles the *_avx2.cpp and
+// *_avx512.cpp files with their ISA flags; otherwise those files hold no kernels.
+#if defined(KAFEL_CPU_X86_KERNELS)
+constexpr bool kBuiltX86Kernels = true;
+#else
+constexpr bool kBuiltX86Kernels = false;
+#endif
 
 // "32K", "1024K", "32M" as written in /sys/.../cache/index*/size.
 std::int64_t parse_size(const std::string& s) {
@@ -75,6 +89,80 @@ CacheSizes read_cache_sizes() {
   return c;
 }
 
+// The CPU numbers this process may run on, ascending.
+const std::vector<int>& allowed_cpus() {
+  static const std::vector<int> cpus = [] {
+    std::vector<int> v;
+#if defined(__linux__)
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+      for (int i = 0; i < CPU_SETSIZE; ++i)
+        if (CPU_ISSET(i, &set)) v.push_back(i);
+#endif
+    if (v.empty())
+      for (unsigned i = 0; i < std::max(1u, std::thread::hardware_concurrency()); ++i)
+        v.push_back(static_cast<int>(i));
+    return v;
+  }();
+  return cpus;
+}
+
+std::string cpu_dir(int cpu) {
+  return "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/";
+}
+
+std::string trim(std::string s) {
+  const auto b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+// /proc/cpuinfo as (key, value) pairs in file order, read once: only "cpu MHz" changes, and
+// one reading of it is all the clock estimate needs.
+const std::vector<std::pair<std::string, std::string>>& cpuinfo() {
+  static const auto entries = [] {
+    std::vector<std::pair<std::string, std::string>> v;
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos)
+        v.emplace_back(trim(line.substr(0, colon)), trim(line.substr(colon + 1)));
+    }
+    return v;
+  }();
+  return entries;
+}
+
+double to_double(const std::string& s) {
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  return end != s.c_str() && v > 0 ? v : 0;
+}
+
+CpuClock read_clock() {
+  const std::vector<int>& cpus = allowed_cpus();
+  // cpufreq's cpuinfo_max_freq (kHz) is the highest clock the governor may pick, boost
+  // included on most drivers. Absent under most hypervisors.
+  CpuClock c;
+  for (int cpu : cpus)
+    c.mhz = std::max(c.mhz, to_double(read_line(cpu_dir(cpu) + "cpufreq/cpuinfo_max_freq")) / 1e3);
+  if (c.mhz > 0) {
+    c.source = "cpufreq cpuinfo_max_freq (maximum clock)";
+    return c;
+  }
+  // /proc/cpuinfo's "cpu MHz" is a current clock (under KVM the nominal TSC rate); the cores
+  // may boost above it, so a measured rate can exceed the peak estimated from it.
+  int processor = -1;
+  for (const auto& [key, value] : cpuinfo()) {
+    if (key == "processor") processor = std::atoi(value.c_str());
+    if (key == "cpu MHz" && std::binary_search(cpus.begin(), cpus.end(), processor))
+      c.mhz = std::max(c.mhz, to_double(value));
+  }
+  c.source = c.mhz > 0 ? "/proc/cpuinfo \"cpu MHz\" (current clock; boost may be higher)"
+                       : "unknown (no cpufreq, no \"cpu MHz\" in /proc/cpuinfo)";
+  return c;
+}
+
 }  // namespace
 
 std::string_view to_string(Isa isa) {
@@ -98,21 +186,19 @@ Isa parse_isa(std::string_view s) {
                         "' (expected auto, generic, avx2 or avx512)");
 }
 
+Isa cpu_isa() {
+  static const Isa isa = cpu_has_avx512() ? Isa::avx512 : cpu_has_avx2() ? Isa::avx2 : Isa::generic;
+  return isa;
+}
+
 bool isa_supported(Isa isa) {
-  static const bool avx512 = cpu_has_avx512(), avx2 = cpu_has_avx2();
   switch (isa) {
     case Isa::automatic:
     case Isa::generic:
       return true;
-#if defined(__x86_64__)
     case Isa::avx2:
-      return avx2;
     case Isa::avx512:
-      return avx512;
-#else
-    default:
-      return false;
-#endif
+      return kBuiltX86Kernels && cpu_isa() >= isa;
   }
   return false;
 }
@@ -134,8 +220,8 @@ Isa default_isa() {
 Isa resolve_isa(Isa requested) {
   if (requested == Isa::automatic) return default_isa();
   if (!isa_supported(requested))
-    throw Unsupported("this CPU cannot run the " + std::string(to_string(requested)) +
-                      " micro-kernels");
+    throw Unsupported("this CPU cannot run the " + std::string(to_string(requested)) + " kernels" +
+                      (kBuiltX86Kernels ? "" : " (not in this build)"));
   return requested;
 }
 
@@ -145,12 +231,19 @@ const CacheSizes& cache_sizes() {
 }
 
 int hardware_threads() {
+  return static_cast<int>(allowed_cpus().size());
+}
+
+int physical_cores() {
   static const int n = [] {
-#if defined(__linux__)
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-#endif
-    return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    // One entry per core: the list of its SMT siblings (core_cpus_list on newer kernels).
+    std::set<std::string> cores;
+    for (int cpu : allowed_cpus()) {
+      std::string s = read_line(cpu_dir(cpu) + "topology/core_cpus_list");
+      if (s.empty()) s = read_line(cpu_dir(cpu) + "topology/thread_siblings_list");
+      cores.insert(s.empty() ? "cpu" + std::to_string(cpu) : s);
+    }
+    return std::max(1, static_cast<int>(cores.size()));
   }();
   return n;
 }
@@ -161,6 +254,17 @@ int default_threads() {
     if (v > 0) return static_cast<int>(std::min<long>(v, 1024));
   }
   return hardware_threads();
+}
+
+const CpuClock& cpu_clock() {
+  static const CpuClock c = read_clock();
+  return c;
+}
+
+std::string cpuinfo_field(std::string_view key) {
+  for (const auto& [k, value] : cpuinfo())
+    if (k == key) return value;
+  return {};
 }
 
 }  // namespace kafel::cpu

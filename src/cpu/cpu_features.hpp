@@ -1,5 +1,5 @@
-// Which SIMD instruction sets this CPU has, which one the packed GEMM uses, and cache sizes.
-// Detection happens once; KAFEL_CPU_ISA (or the kernel parameter `isa`) can force a weaker ISA.
+// The one place that knows this CPU: SIMD instruction sets (and which ones every CPU kernel may
+// use), caches, usable cores, clock and /proc/cpuinfo; KAFEL_CPU_ISA / KAFEL_NUM_THREADS apply.
 #pragma once
 
 #include <cstdint>
@@ -8,16 +8,21 @@
 
 namespace kafel::cpu {
 
-// Micro-kernel families, weakest first. The numeric values are the `isa` kernel parameter.
+// Kernel families, weakest first. The numeric values are the `isa` parameter of cpu.packed and
+// the `ISA` parameter of cpu.fast.
 enum class Isa : int { automatic = 0, generic = 1, avx2 = 2, avx512 = 3 };
 
 std::string_view to_string(Isa isa);
 // "generic", "avx2", "avx512" or "auto"; throws InvalidArgument otherwise.
 Isa parse_isa(std::string_view s);
 
-// True when the CPU (and this build) can run the micro-kernels of `isa`.
+// The widest ISA the CPU itself has (avx512: avx512f/bw/dq/vl + fma; avx2: avx2 + fma), even
+// where this build has no kernels for it: it describes the hardware (peak estimate, devices).
+Isa cpu_isa();
+// True when the CPU has `isa` and this build compiled kernels for it. The GEMM micro-kernels
+// and the covariance workers both ask this, so they always agree on what may run.
 bool isa_supported(Isa isa);
-// The best ISA of this CPU, lowered to $KAFEL_CPU_ISA when that is set.
+// The best supported ISA, lowered to $KAFEL_CPU_ISA when that is set.
 Isa default_isa();
 // Resolves Isa::automatic to default_isa(); throws Unsupported for an ISA this CPU lacks.
 Isa resolve_isa(Isa requested);
@@ -29,9 +34,23 @@ struct CacheSizes {
 // Read once from /sys/devices/system/cpu/cpu0/cache, else sysconf, else left 0.
 const CacheSizes& cache_sizes();
 
-// Threads the packed GEMM uses by default: $KAFEL_NUM_THREADS when set (> 0), else all cores.
+// Threads the CPU kernels use by default: $KAFEL_NUM_THREADS when set (> 0), else all cores.
 int default_threads();
-// Cores the OS lets this process use (at least 1).
+// Logical CPUs the OS lets this process use (its affinity mask; at least 1).
 int hardware_threads();
+// Physical cores among those CPUs (SMT siblings share one core's FMA units; at least 1).
+int physical_cores();
+
+// The clock the peak estimate uses, in MHz (0 when none could be read), and where it came
+// from: the highest cpufreq cpuinfo_max_freq of the usable CPUs, else the highest "cpu MHz" of
+// /proc/cpuinfo (the current clock, so boost can exceed it). Read once.
+struct CpuClock {
+  double mhz = 0;
+  std::string source;
+};
+const CpuClock& cpu_clock();
+
+// The first value of `key` in /proc/cpuinfo ("model name", "vendor_id"); empty when absent.
+std::string cpuinfo_field(std::string_view key);
 
 }  // namespace kafel::cpu

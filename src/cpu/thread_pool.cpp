@@ -3,6 +3,7 @@
 // done, so a worker descheduled by another process never delays a GEMM it did not join.
 #include "cpu/thread_pool.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -85,6 +86,16 @@ void ThreadPool::run(int threads, const Job& job) {
   // Close admission; wait only for the workers that got in.
   admit_.fetch_and(~kOpen, std::memory_order_acq_rel);
   wait_until([&] { return (admit_.load(std::memory_order_acquire) & kCount) == 0; });
+}
+
+void parallel_parts(int parts, int threads, const std::function<void(int, int)>& fn) {
+  if (parts <= 0) return;
+  std::atomic<int> next{0};
+  ThreadPool::instance().run(std::clamp(threads, 1, parts), [&](int tid, int) {
+    for (int p = next.fetch_add(1, std::memory_order_relaxed); p < parts;
+         p = next.fetch_add(1, std::memory_order_relaxed))
+      fn(p, tid);
+  });
 }
 
 void ThreadPool::worker_loop(int index) {

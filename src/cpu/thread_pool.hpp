@@ -1,5 +1,5 @@
-// A persistent pool of worker threads for the packed GEMM: one job per GEMM call, the caller
-// works as thread 0, and workers that arrive late (descheduled on a busy machine) may skip it.
+// A persistent pool of worker threads for every threaded CPU kernel (GEMM and covariance): one
+// job per call, the caller works as thread 0, and late workers (descheduled) may skip it.
 #pragma once
 
 #include <atomic>
@@ -17,8 +17,9 @@ namespace kafel::cpu {
 void wait_until(const std::function<bool()>& pred);
 
 // Policy against oversubscription: one job at a time owns the workers. A call that finds the
-// pool busy (another user thread is inside a GEMM) runs single-threaded on its own thread, so
-// kafel never has more of its threads computing than the pool's size plus the callers' own.
+// pool busy (another user thread is inside a GEMM or a covariance) runs single-threaded on its
+// own thread, so kafel never has more of its threads computing than the pool's size plus the
+// callers' own.
 class ThreadPool {
  public:
   // job(tid, nthreads): tid 0 is the caller. The job must hand out its work dynamically and
@@ -52,5 +53,11 @@ class ThreadPool {
   int job_threads_ = 0;
   bool stop_ = false;
 };
+
+// Runs fn(part, tid) once for every part in [0, parts) on up to `threads` pool threads (tid <
+// threads, so per-thread scratch can be indexed by it). Parts are claimed, not assigned: a
+// late worker or a busy pool only means the others take more parts, so a result must depend
+// on the part, never on the tid. fn must not throw.
+void parallel_parts(int parts, int threads, const std::function<void(int part, int tid)>& fn);
 
 }  // namespace kafel::cpu

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/cov_backend.hpp"
+#include "core/report_util.hpp"
 #include "cuda/runtime.hpp"
 
 namespace kafel::cuda {
@@ -263,8 +264,7 @@ class CudaCovPlan : public CovPlan {
       e.stop(*s.stream);
       t.push_back(e.ms());
     }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
+    return quantile(t, 0.5);
   }
 
   // Streaming: piece k (a range of samples of every channel) is copied on the copy stream

@@ -65,69 +65,46 @@ ParamSpace smem_params() {
   return s;
 }
 
-// cuda.pipelined tile shapes; the launcher knows which combinations are compiled.
-// BM = BN = 0 lets the launcher pick by problem size (see pipelined.cu).
-ParamSpace pipelined_params(std::int64_t bm, std::int64_t bn, std::int64_t bk, std::int64_t wm,
-                            std::int64_t wn, std::int64_t arow, bool tunable) {
+// "m128n256k32w64x64" (+ ".acol" when lanes fetch A down rows, ".u8" for 8 k steps per loop
+// iteration): how a tile shape is named.
+std::string shape_suffix(const cuda::TileShape& t) {
+  return "m" + std::to_string(t.bm) + "n" + std::to_string(t.bn) + "k" + std::to_string(t.bk) +
+         "w" + std::to_string(t.wm) + "x" + std::to_string(t.wn) + (t.arow ? "" : ".acol") +
+         (t.unroll ? ".u" + std::to_string(t.unroll) : "");
+}
+
+// cuda.pipelined tile shapes; BM = BN = 0 lets the launcher pick by problem size.
+ParamSpace pipelined_params(const cuda::TileShape& t, bool tunable) {
   auto c = [tunable](std::vector<std::int64_t> v) {
     return tunable ? v : std::vector<std::int64_t>{};
   };
   ParamSpace s;
-  s.params = {{"BM", bm, c({0, 128, 256}), "block tile rows (0: chosen by size)"},
-              {"BN", bn, c({0, 64, 128, 256}), "block tile columns (0: chosen by size)"},
-              {"BK", bk, c({16, 32}), "k per pipeline step"},
-              {"WM", wm, c({32, 64}), "warp tile rows (lane tile WM/8)"},
-              {"WN", wn, c({32, 64}), "warp tile columns (lane tile WN/4)"},
-              {"AROW", arow, c({0, 1}), "1: lanes fetch A along rows (coalesced), 0: down rows"}};
+  s.params = {{"BM", t.bm, c({0, 128, 256}), "block tile rows (0: chosen by size)"},
+              {"BN", t.bn, c({0, 64, 128, 256}), "block tile columns (0: chosen by size)"},
+              {"BK", t.bk, c({16, 32}), "k per pipeline step"},
+              {"WM", t.wm, c({32, 64}), "warp tile rows (lane tile WM/8)"},
+              {"WN", t.wn, c({32, 64}), "warp tile columns (lane tile WN/4)"},
+              {"AROW", t.arow, c({0, 1}), "1: lanes fetch A along rows (coalesced), 0: down rows"},
+              {"UNROLL", t.unroll, c({0, 4, 8}), "k steps per loop iteration (0: whole k-tile)"}};
+  // Exactly the shapes pipelined.cu compiles (its table), or BM = BN = 0 (chosen by size).
   s.constraint = [](const Params& p) -> std::string {
-    // The shapes compiled in pipelined.cu (all but the first two are f32 only).
-    static const std::vector<std::vector<std::int64_t>> compiled = {
-        {0, 0, 16, 64, 32, 1},     {128, 128, 16, 64, 32, 1}, {128, 64, 16, 32, 32, 1},
-        {128, 256, 16, 64, 64, 1}, {128, 256, 16, 64, 64, 0}, {128, 256, 32, 64, 64, 1},
-        {256, 128, 16, 64, 64, 1}};
-    const std::vector<std::int64_t> v = {p.at("BM"), p.at("BN"), p.at("BK"),
-                                         p.at("WM"), p.at("WN"), p.at("AROW")};
-    for (const auto& c : compiled)
-      if (c == v) return "";
-    return "this BM/BN/BK/WM/WN/AROW combination is not compiled (see pipelined.cu)";
+    if (p.at("BM") == 0 && p.at("BN") == 0) return "";
+    for (const auto& c : cuda::pipelined_shapes())
+      if (c.bm == p.at("BM") && c.bn == p.at("BN") && c.bk == p.at("BK") && c.wm == p.at("WM") &&
+          c.wn == p.at("WN") && c.arow == p.at("AROW") && c.unroll == p.at("UNROLL"))
+        return "";
+    return "this tile shape is not compiled (see the table in src/cuda/pipelined.cu)";
   };
   return s;
 }
 
-GemmKernel pipelined_variant(std::int64_t bm, std::int64_t bn, std::int64_t bk, std::int64_t wm,
-                             std::int64_t wn, std::int64_t arow = 1) {
-  const std::string name = "cuda.pipelined.m" + std::to_string(bm) + "n" + std::to_string(bn) +
-                           "k" + std::to_string(bk) + "w" + std::to_string(wm) + "x" +
-                           std::to_string(wn) + (arow ? "" : ".acol");
-  return rung(name, "cuda.pipelined with fixed tiles (f32)",
-              pipelined_params(bm, bn, bk, wm, wn, arow, false), cuda::launch_pipelined, {true},
-              {DType::f32});
-}
-
-// cuda.fragdb: fixed tiles, one registry line each (the shapes compiled in fragdb.cu).
-GemmKernel fragdb_variant(std::int64_t bm, std::int64_t bn, std::int64_t bk, std::int64_t wm,
-                          std::int64_t wn) {
-  ParamSpace s;
-  s.params = {{"BM", bm, {}, "block tile rows"},
-              {"BN", bn, {}, "block tile columns"},
-              {"BK", bk, {}, "k per pipeline step"},
-              {"WM", wm, {}, "warp tile rows (lane tile WM/8)"},
-              {"WN", wn, {}, "warp tile columns (lane tile WN/4)"}};
-  s.constraint = [](const Params& p) -> std::string {
-    static const std::vector<std::vector<std::int64_t>> compiled = {
-        {128, 128, 16, 64, 64}, {128, 128, 32, 64, 64}, {128, 256, 32, 64, 64}};
-    const std::vector<std::int64_t> v = {p.at("BM"), p.at("BN"), p.at("BK"), p.at("WM"),
-                                         p.at("WN")};
-    for (const auto& c : compiled)
-      if (c == v) return "";
-    return "this BM/BN/BK/WM/WN combination is not compiled (see fragdb.cu)";
-  };
-  const std::string name = "cuda.fragdb.m" + std::to_string(bm) + "n" + std::to_string(bn) + "k" +
-                           std::to_string(bk) + "w" + std::to_string(wm) + "x" + std::to_string(wn);
-  return rung(name,
-              "cuda.pipelined + register-fragment double buffering, barrier before the last "
-              "k step (f32)",
-              std::move(s), cuda::launch_fragdb, {true}, {DType::f32});
+GemmKernel pipelined_variant(const cuda::TileShape& t) {
+  return rung(
+      "cuda.pipelined." + shape_suffix(t),
+      t.all_types ? "cuda.pipelined with fixed tiles" : "cuda.pipelined with fixed tiles (f32)",
+      pipelined_params(t, false), cuda::launch_pipelined, {true},
+      t.all_types ? std::vector<DType>{DType::f32, DType::f64, DType::i32}
+                  : std::vector<DType>{DType::f32});
 }
 
 GemmKernel cublas() {
@@ -146,7 +123,7 @@ GemmKernel cublas() {
 
 std::vector<GemmKernel> cuda_kernels() {
   const PlanTraits n_only{true};
-  return {
+  std::vector<GemmKernel> kernels = {
       oneblock(),
       rung("cuda.blocks", "32x32-thread blocks tile C, bounds-checked", {}, cuda::launch_blocks),
       rung("cuda.gridstride", "grid-stride loops: any block (b x b) and grid (g x g) shape",
@@ -162,18 +139,13 @@ std::vector<GemmKernel> cuda_kernels() {
            cuda::launch_warptile, n_only),
       rung("cuda.pipelined",
            "warp tiling + pipeline: B by cp.async, A staged in registers and stored k-major",
-           pipelined_params(0, 0, 16, 64, 32, 1, true), cuda::launch_pipelined, n_only),
-      pipelined_variant(128, 128, 16, 64, 32),
-      pipelined_variant(128, 64, 16, 32, 32),
-      pipelined_variant(128, 256, 16, 64, 64),
-      pipelined_variant(128, 256, 16, 64, 64, 0),
-      pipelined_variant(128, 256, 32, 64, 64),
-      pipelined_variant(256, 128, 16, 64, 64),
-      fragdb_variant(128, 128, 16, 64, 64),
-      fragdb_variant(128, 128, 32, 64, 64),
-      fragdb_variant(128, 256, 32, 64, 64),
+           pipelined_params({0, 0, 16, 64, 32, 1, 0, true}, true), cuda::launch_pipelined, n_only),
       cublas(),
   };
+  // One line per compiled tile shape, after the rungs (the .cu files own the lists).
+  for (const auto& t : cuda::pipelined_shapes())
+    kernels.insert(kernels.end() - 1, pipelined_variant(t));
+  return kernels;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <utility>
 
+#include "core/report_util.hpp"
 namespace kafel::cuda {
 
 namespace {
@@ -20,9 +21,7 @@ std::string where(const char* file, int line) {
 }
 
 std::string mib(std::size_t bytes) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", double(bytes) / (1024.0 * 1024.0));
-  return buf;
+  return human_bytes(static_cast<double>(bytes));
 }
 
 // FP64 rate relative to FP32 per compute capability: full-rate parts (x.0 data-centre GPUs)

@@ -11,18 +11,6 @@ namespace {
 constexpr int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8;
 constexpr int NT = (BM / TM) * (BN / TN);  // 256 threads
 
-// Loads V consecutive elements of row r from column c on, zero outside rows x cols.
-template <class T>
-__device__ __forceinline__ Vec<T> load_guarded(const T* base, long long ld, int r, int c, int rows,
-                                               int cols, bool full) {
-  if (full) return load_vec(base + r * ld + c);
-  Vec<T> x;
-#pragma unroll
-  for (int v = 0; v < Vec<T>::N; ++v)
-    x.v[v] = (r < rows && c + v < cols) ? base[r * ld + c + v] : T(0);
-  return x;
-}
-
 template <class T>
 __global__ void __launch_bounds__(NT) vec_kernel(Operands<T> g) {
   constexpr int V = Vec<T>::N;

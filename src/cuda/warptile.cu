@@ -14,17 +14,6 @@ constexpr int TM = WM / 8, TN = WN / 4;         // 8 x 8 per lane: lanes form 8 
 constexpr int APAD = 4;                         // against conflicts on the transposed stores
 
 template <class T>
-__device__ __forceinline__ Vec<T> load_guarded(const T* base, long long ld, int r, int c, int rows,
-                                               int cols, bool full) {
-  if (full) return load_vec(base + r * ld + c);
-  Vec<T> x;
-#pragma unroll
-  for (int v = 0; v < Vec<T>::N; ++v)
-    x.v[v] = (r < rows && c + v < cols) ? base[r * ld + c + v] : T(0);
-  return x;
-}
-
-template <class T>
 __global__ void __launch_bounds__(NT) warptile_kernel(Operands<T> g) {
   constexpr int V = Vec<T>::N;
   __shared__ alignas(16) T As[BK][BM + APAD];  // transposed: As[p][i] = A(bm + i, k0 + p)

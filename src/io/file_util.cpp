@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
+#include "core/report_util.hpp"
 #include "kafel/error.hpp"
 #include "kafel/io.hpp"
 
@@ -83,16 +83,6 @@ std::int64_t checked_add(std::int64_t a, std::int64_t b) {
   return r;
 }
 
-std::string human_bytes(double bytes) {
-  const char* units[] = {"B", "KB", "MB", "GB", "TB", "PB", "EB"};
-  int u = 0;
-  for (; bytes >= 1024.0 && u < 6; ++u) bytes /= 1024.0;
-  std::ostringstream os;
-  os.precision(u == 0 ? 0 : 1);
-  os << std::fixed << bytes << ' ' << units[u];
-  return os.str();
-}
-
 }  // namespace kafel::io_detail
 
 namespace kafel {
@@ -114,8 +104,8 @@ std::uint64_t host_memory_available() {
 void check_host_memory(double bytes, const std::string& what) {
   double avail = double(host_memory_available());
   if (bytes > avail) {
-    throw OutOfMemory(what + " needs " + io_detail::human_bytes(bytes) + " but only " +
-                      io_detail::human_bytes(avail) + " of host memory is available");
+    throw OutOfMemory(what + " needs " + human_bytes(bytes) + " but only " + human_bytes(avail) +
+                      " of host memory is available");
   }
 }
 

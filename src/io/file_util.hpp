@@ -32,7 +32,4 @@ std::int64_t checked_mul(std::int64_t a, std::int64_t b);
 // a + b, or -1 on overflow (non-negative inputs; -1 inputs propagate).
 std::int64_t checked_add(std::int64_t a, std::int64_t b);
 
-// "1.5 GB"-style size for messages.
-std::string human_bytes(double bytes);
-
 }  // namespace kafel::io_detail

@@ -1,5 +1,5 @@
-// The shared part of every OpenCL GEMM plan (see gemm_plan.hpp): upload, pre-pass, timing,
-// and the size checks that keep 32-bit index arithmetic in the kernels safe.
+// The shared part of every OpenCL GEMM plan (see gemm_plan.hpp): upload, pre-pass, timing, the
+// size checks that keep 32-bit index arithmetic in the kernels safe and the device-limit checks.
 #include "opencl/gemm_plan.hpp"
 
 #include <cstdint>
@@ -18,6 +18,12 @@ void check_index(std::int64_t elements, const char* what) {
   if (elements > kIndexLimit)
     throw Unsupported(std::string("OpenCL kernels index with 32-bit integers: ") + what +
                       " spans " + std::to_string(elements) + " elements (limit 2^31-1)");
+}
+
+std::size_t work_items(const std::vector<std::size_t>& local) {
+  std::size_t total = 1;
+  for (std::size_t l : local) total *= l;
+  return total;
 }
 
 }  // namespace
@@ -59,6 +65,51 @@ Program OclPlan::build(const std::vector<std::string>& files, Defines extra) con
   Defines defs = defines_of(params_);
   defs.insert(defs.end(), extra.begin(), extra.end());
   return ocl::build(ctx_, all, defs, type_options(ctx_, desc_.dtype));
+}
+
+void OclPlan::unsupported(const std::string& rung, const std::string& what) const {
+  const std::string config = params_.empty() ? "" : " " + format_params(params_);
+  throw Unsupported(rung + config + " (" + std::string(to_string(desc_.dtype)) + ") on " +
+                    ctx_.name() + ": " + what);
+}
+
+void OclPlan::check_limits(const std::vector<std::size_t>& local, std::uint64_t local_bytes,
+                           const std::string& rung) const {
+  const std::size_t items = work_items(local);
+  if (items > ctx_.max_work_group_size())
+    unsupported(rung, "a work-group of " + std::to_string(items) +
+                          " work-items exceeds the device's limit of " +
+                          std::to_string(ctx_.max_work_group_size()) +
+                          " (CL_DEVICE_MAX_WORK_GROUP_SIZE)");
+  if (local_bytes > ctx_.local_memory())
+    unsupported(rung, "needs " + std::to_string(local_bytes) +
+                          " bytes of local memory, the device has " +
+                          std::to_string(ctx_.local_memory()) + " (CL_DEVICE_LOCAL_MEM_SIZE)");
+}
+
+Kernel OclPlan::checked_kernel(const Program& program, const char* name,
+                               const std::vector<std::size_t>& local,
+                               const std::string& rung) const {
+  Kernel k = program.kernel(name);
+  std::size_t max_items = 0;
+  cl_ulong local_bytes = 0;
+  check(clGetKernelWorkGroupInfo(k.handle(), ctx_.device(), CL_KERNEL_WORK_GROUP_SIZE,
+                                 sizeof max_items, &max_items, nullptr),
+        std::string("clGetKernelWorkGroupInfo(") + name + ", CL_KERNEL_WORK_GROUP_SIZE)");
+  check(clGetKernelWorkGroupInfo(k.handle(), ctx_.device(), CL_KERNEL_LOCAL_MEM_SIZE,
+                                 sizeof local_bytes, &local_bytes, nullptr),
+        std::string("clGetKernelWorkGroupInfo(") + name + ", CL_KERNEL_LOCAL_MEM_SIZE)");
+  const std::size_t items = work_items(local);
+  if (items > max_items)
+    unsupported(rung, "a work-group of " + std::to_string(items) + " work-items exceeds the " +
+                          std::to_string(max_items) + " that the built kernel " + name +
+                          " allows (CL_KERNEL_WORK_GROUP_SIZE)");
+  if (local_bytes > ctx_.local_memory())
+    unsupported(rung, "the built kernel " + std::string(name) + " uses " +
+                          std::to_string(local_bytes) + " bytes of local memory, the device has " +
+                          std::to_string(ctx_.local_memory()) +
+                          " (CL_KERNEL_LOCAL_MEM_SIZE > CL_DEVICE_LOCAL_MEM_SIZE)");
+  return k;
 }
 
 Buffer OclPlan::scratch(std::int64_t elements) const {

@@ -1,7 +1,8 @@
 // The shared part of every OpenCL GEMM plan: operand upload per slot, the k == 0 and empty
-// cases, the type defines, the packing pre-pass and event timing. Rungs implement enqueue().
+// cases, the type defines, the packing pre-pass, device-limit checks and event timing.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +45,17 @@ class OclPlan : public GemmPlan {
 
   // Builds the embedded `files` (common.cl first) with the plan's params and type.
   Program build(const std::vector<std::string>& files, Defines extra = {}) const;
+  // Before a build: throws Unsupported when a work-group of `local` exceeds the device's limit
+  // or `local_bytes` of local memory exceed the device's, so nothing is compiled that cannot
+  // run (some drivers reject such a kernel at build time, which would be a BuildError).
+  void check_limits(const std::vector<std::size_t>& local, std::uint64_t local_bytes,
+                    const std::string& rung) const;
+  // After a build: kernel `name` of `program`, checked against what the compiler reports for
+  // it. CL_KERNEL_WORK_GROUP_SIZE can be below the device's limit (it counts the registers the
+  // kernel needs), and CL_KERNEL_LOCAL_MEM_SIZE is the local memory really used; a launch past
+  // either would fail with a DeviceError, so it becomes Unsupported here instead.
+  Kernel checked_kernel(const Program& program, const char* name,
+                        const std::vector<std::size_t>& local, const std::string& rung) const;
   // Queues a pack of op(A) (transpose = false: M x K as rows x cols; true: K x M) into `dst`
   // (rows_p x cols_p, zero padded). Same for op(B) (false: N x K; true: K x N).
   // panel > 0: column panels of that width stored one after another (see prepass.cl).
@@ -66,6 +78,8 @@ class OclPlan : public GemmPlan {
  private:
   Event pack(Buffer& src, Strides st, int rows, int cols, Buffer& dst, int rows_p, int cols_p,
              int panel);
+  // "<rung> <params> (<type>) on <device>: <what>" as an Unsupported.
+  [[noreturn]] void unsupported(const std::string& rung, const std::string& what) const;
   GemmArgs args_;
   Program prepass_;
   Kernel pack_k_, scale_k_;

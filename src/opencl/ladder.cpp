@@ -13,21 +13,7 @@ S groups(std::int64_t extent, std::int64_t tile) {
   return S((extent + tile - 1) / tile);
 }
 
-// Work-group size must fit the device; local memory too.
-void check_work_group(const Context& ctx, const std::vector<S>& local, const std::string& name) {
-  S total = 1;
-  for (S l : local) total *= l;
-  if (total > ctx.max_work_group_size())
-    throw Unsupported(name + ": work-group of " + std::to_string(total) + " work-items exceeds " +
-                      ctx.name() + "'s limit of " + std::to_string(ctx.max_work_group_size()));
-}
-
-void check_local_memory(const Context& ctx, std::uint64_t bytes, const std::string& name) {
-  if (bytes > ctx.local_memory())
-    throw Unsupported(name + ": needs " + std::to_string(bytes) + " bytes of local memory, " +
-                      ctx.name() + " has " + std::to_string(ctx.local_memory()));
-}
-
+// Bytes of one acc element, an upper bound (native half arithmetic takes 2).
 std::size_t acc_size(DType t) {
   return t == DType::f64 ? 8 : 4;
 }
@@ -44,16 +30,70 @@ std::string limit_wg(std::int64_t threads) {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-// Strided rungs
+// Strided rungs: ND-ranges as the kernels index them (x along n); local_elements counts the
+// __local arrays each kernel file declares (As and Bs tiles).
 
-StridedPlan::StridedPlan(const Device& d, const GemmDesc& g, const Params& p, std::string file,
-                         std::string kernel)
-    : OclPlan(d, g, p), file_(std::move(file)), kernel_name_(std::move(kernel)) {}
+const StridedRung naive_rung{
+    .name = "ocl.naive",
+    .file = "01_naive.cl",
+    .kernel = "gemm_naive",
+    .range =
+        [](const Params& p, int m, int n) {
+          return NdRange{{S(n), S(m)}, {S(p.at("WGX")), S(p.at("WGY"))}};
+        },
+};
+
+const StridedRung row_rung{
+    .name = "ocl.row",
+    .file = "02_row.cl",
+    .kernel = "gemm_row",
+    .range =
+        [](const Params& p, int m, int) {
+          return NdRange{{S(m)}, {S(p.at("WG"))}};
+        },
+};
+
+const StridedRung tiled_rung{
+    .name = "ocl.tiled",
+    .file = "03_tiled.cl",
+    .kernel = "gemm_tiled",
+    .range =
+        [](const Params& p, int m, int n) {
+          return NdRange{{S(n), S(m)}, {S(p.at("TS")), S(p.at("TS"))}};
+        },
+    .local_elements = [](const Params& p) { return 2 * p.at("TS") * p.at("TS"); },
+};
+
+const StridedRung wpt_rung{
+    .name = "ocl.wpt",
+    .file = "04_wpt.cl",
+    .kernel = "gemm_wpt",
+    .range =
+        [](const Params& p, int m, int n) {
+          const S ts = S(p.at("TS")), rts = S(p.at("TS") / p.at("WPT"));
+          return NdRange{{groups(n, ts) * ts, groups(m, ts) * rts}, {ts, rts}};
+        },
+    .local_elements = [](const Params& p) { return 2 * p.at("TS") * p.at("TS"); },
+};
+
+const StridedRung direct_rung{
+    .name = "ocl.direct",
+    .file = "08_direct.cl",
+    .kernel = "gemm_direct",
+    .range =
+        [](const Params& p, int m, int n) {
+          const S ts = S(p.at("TS")), rt = S(p.at("TS") / p.at("WPT"));
+          return NdRange{{groups(n, ts) * rt, groups(m, ts) * rt}, {rt, rt}};
+        },
+    .local_elements = [](const Params& p) { return 2 * p.at("TK") * (p.at("TS") + 1); },
+};
 
 void StridedPlan::prepare() {
-  check_work_group(ctx_, local(), kernel_name_);
-  program_ = build({file_});
-  kernel_ = program_.kernel(kernel_name_.c_str());
+  range_ = rung_.range(params_, m_, n_);
+  const std::int64_t elements = rung_.local_elements ? rung_.local_elements(params_) : 0;
+  check_limits(range_.local, std::uint64_t(elements) * acc_size(desc_.dtype), rung_.name);
+  program_ = build({rung_.file});
+  kernel_ = checked_kernel(program_, rung_.kernel, range_.local, rung_.name);
 }
 
 std::vector<Event> StridedPlan::enqueue(Operands& s) {
@@ -68,45 +108,8 @@ std::vector<Event> StridedPlan::enqueue(Operands& s) {
   kernel_.arg(11, s.c);
   kernel_.arg(12, ldc_);
   std::vector<Event> ev;
-  ev.push_back(launch(ctx_, kernel_, global(), local()));
+  ev.push_back(launch(ctx_, kernel_, range_.global, range_.local));
   return ev;
-}
-
-std::vector<S> NaivePlan::local() const {
-  return {S(p("WGX")), S(p("WGY"))};
-}
-std::vector<S> NaivePlan::global() const {
-  return {S(n_), S(m_)};
-}
-
-std::vector<S> RowPlan::local() const {
-  return {S(p("WG"))};
-}
-std::vector<S> RowPlan::global() const {
-  return {S(m_)};
-}
-
-std::vector<S> TiledPlan::local() const {
-  return {S(p("TS")), S(p("TS"))};
-}
-std::vector<S> TiledPlan::global() const {
-  return {S(n_), S(m_)};
-}
-
-std::vector<S> WptPlan::local() const {
-  return {S(p("TS")), S(p("TS") / p("WPT"))};
-}
-std::vector<S> WptPlan::global() const {
-  return {groups(n_, p("TS")) * S(p("TS")), groups(m_, p("TS")) * S(p("TS") / p("WPT"))};
-}
-
-std::vector<S> DirectPlan::local() const {
-  S rt = S(p("TS") / p("WPT"));
-  return {rt, rt};
-}
-std::vector<S> DirectPlan::global() const {
-  S rt = S(p("TS") / p("WPT"));
-  return {groups(n_, p("TS")) * rt, groups(m_, p("TS")) * rt};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -114,13 +117,13 @@ std::vector<S> DirectPlan::global() const {
 
 void Vec4Plan::prepare() {
   const int wgx = int(params_.at("WGX")), wgy = int(params_.at("WGY"));
-  check_work_group(ctx_, {S(wgx), S(wgy)}, "ocl.vec4");
+  check_limits({S(wgx), S(wgy)}, 0, "ocl.vec4");
   mp_ = int(round_up(m_, 4 * wgy));
   np_ = int(round_up(n_, 4 * wgx));
   at_ = scratch(std::int64_t(k_) * mp_);
   bp_ = scratch(std::int64_t(k_) * np_);
   program_ = build({"05_vec4.cl"});
-  kernel_ = program_.kernel("gemm_vec4");
+  kernel_ = checked_kernel(program_, "gemm_vec4", {S(wgx), S(wgy)}, "ocl.vec4");
 }
 
 std::vector<Event> Vec4Plan::enqueue(Operands& s) {
@@ -141,32 +144,34 @@ std::vector<Event> Vec4Plan::enqueue(Operands& s) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Rung 6: reg
+// Rungs 6 and 9: register blocking over packed operands
 
-void RegPlan::prepare() {
+void RegBlockPlan::prepare() {
   const auto& q = params_;
   const std::int64_t mwg = q.at("MWG"), nwg = q.at("NWG"), kwg = q.at("KWG");
-  check_work_group(ctx_, {S(q.at("NDIMC")), S(q.at("MDIMC"))}, "ocl.reg");
-  check_local_memory(
-      ctx_, (q.at("SA") * kwg * mwg + q.at("SB") * kwg * nwg) * acc_size(desc_.dtype), "ocl.reg");
+  const std::vector<S> local{S(q.at("NDIMC")), S(q.at("MDIMC"))};
+  check_limits(local, local_bytes(), name_);
   mp_ = int(round_up(m_, mwg));
   np_ = int(round_up(n_, nwg));
   kp_ = int(round_up(k_, kwg));
-  // The pre-pass is skipped for an operand already in the packed layout (no padding needed).
-  const bool panels = q.at("PK") != 0;
-  pack_a_ = panels || !(mp_ == m_ && kp_ == k_ && sa_.rs == 1 && sa_.cs == m_);
-  pack_b_ = panels || !(np_ == n_ && kp_ == k_ && sb_.cs == 1 && sb_.rs == n_);
+  // No pre-pass for an operand already k-major with tile-multiple sizes (e.g. B in NN), unless
+  // it has to be rearranged into panels.
+  const bool pk = panels();
+  pack_a_ = pk || !(mp_ == m_ && kp_ == k_ && sa_.rs == 1 && sa_.cs == m_);
+  pack_b_ = pk || !(np_ == n_ && kp_ == k_ && sb_.cs == 1 && sb_.rs == n_);
+  panel_a_ = pk ? int(mwg) : 0;
+  panel_b_ = pk ? int(nwg) : 0;
   if (pack_a_) at_ = scratch(std::int64_t(kp_) * mp_);
   if (pack_b_) bp_ = scratch(std::int64_t(kp_) * np_);
-  program_ = build({"06_reg.cl"});
-  kernel_ = program_.kernel("gemm_reg");
+  program_ = build({"reg_common.cl", file_});  // the two rungs' shared macros first
+  kernel_ = checked_kernel(program_, kernel_name_, local, name_);
+  range_ = {{S(np_ / nwg) * local[0], S(mp_ / mwg) * local[1]}, local};
 }
 
-std::vector<Event> RegPlan::enqueue(Operands& s) {
+std::vector<Event> RegBlockPlan::enqueue(Operands& s) {
   std::vector<Event> ev;
-  const bool panels = params_.at("PK") != 0;
-  if (pack_a_) ev.push_back(pack_a(s, at_, true, kp_, mp_, panels ? int(params_.at("MWG")) : 0));
-  if (pack_b_) ev.push_back(pack_b(s, bp_, true, kp_, np_, panels ? int(params_.at("NWG")) : 0));
+  if (pack_a_) ev.push_back(pack_a(s, at_, true, kp_, mp_, panel_a_));
+  if (pack_b_) ev.push_back(pack_b(s, bp_, true, kp_, np_, panel_b_));
   kernel_.args(m_, n_, kp_);
   set_alpha_beta(kernel_, 3);
   kernel_.arg(5, pack_a_ ? at_ : s.a);
@@ -175,50 +180,21 @@ std::vector<Event> RegPlan::enqueue(Operands& s) {
   kernel_.arg(8, np_);
   kernel_.arg(9, s.c);
   kernel_.arg(10, ldc_);
-  const auto& q = params_;
-  const S ndimc = S(q.at("NDIMC")), mdimc = S(q.at("MDIMC"));
-  ev.push_back(launch(ctx_, kernel_, {S(np_ / q.at("NWG")) * ndimc, S(mp_ / q.at("MWG")) * mdimc},
-                      {ndimc, mdimc}));
+  ev.push_back(launch(ctx_, kernel_, range_.global, range_.local));
   return ev;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Rung 9: reg2 (double-buffered local memory)
-
-void RegDbPlan::prepare() {
+// SA / SB select which operand's KWG slice is staged.
+std::uint64_t RegPlan::local_bytes() const {
   const auto& q = params_;
-  const std::int64_t mwg = q.at("MWG"), nwg = q.at("NWG"), kwg = q.at("KWG");
-  check_work_group(ctx_, {S(q.at("NDIMC")), S(q.at("MDIMC"))}, "ocl.reg2");
-  check_local_memory(ctx_, 2 * (mwg + nwg) * kwg * acc_size(desc_.dtype), "ocl.reg2");
-  mp_ = int(round_up(m_, mwg));
-  np_ = int(round_up(n_, nwg));
-  kp_ = int(round_up(k_, kwg));
-  // No pre-pass for an operand already k-major with tile-multiple sizes (e.g. B in NN).
-  pack_a_ = !(mp_ == m_ && kp_ == k_ && sa_.rs == 1 && sa_.cs == m_);
-  pack_b_ = !(np_ == n_ && kp_ == k_ && sb_.cs == 1 && sb_.rs == n_);
-  if (pack_a_) at_ = scratch(std::int64_t(kp_) * mp_);
-  if (pack_b_) bp_ = scratch(std::int64_t(kp_) * np_);
-  program_ = build({"09_reg_db.cl"});
-  kernel_ = program_.kernel("gemm_reg_db");
+  const std::int64_t kwg = q.at("KWG");
+  return (q.at("SA") * kwg * q.at("MWG") + q.at("SB") * kwg * q.at("NWG")) * acc_size(desc_.dtype);
 }
 
-std::vector<Event> RegDbPlan::enqueue(Operands& s) {
-  std::vector<Event> ev;
-  if (pack_a_) ev.push_back(pack_a(s, at_, true, kp_, mp_));
-  if (pack_b_) ev.push_back(pack_b(s, bp_, true, kp_, np_));
-  kernel_.args(m_, n_, kp_);
-  set_alpha_beta(kernel_, 3);
-  kernel_.arg(5, pack_a_ ? at_ : s.a);
-  kernel_.arg(6, mp_);
-  kernel_.arg(7, pack_b_ ? bp_ : s.b);
-  kernel_.arg(8, np_);
-  kernel_.arg(9, s.c);
-  kernel_.arg(10, ldc_);
+// Two buffers of each operand's KWG slice.
+std::uint64_t RegDbPlan::local_bytes() const {
   const auto& q = params_;
-  const S ndimc = S(q.at("NDIMC")), mdimc = S(q.at("MDIMC"));
-  ev.push_back(launch(ctx_, kernel_, {S(np_ / q.at("NWG")) * ndimc, S(mp_ / q.at("MWG")) * mdimc},
-                      {ndimc, mdimc}));
-  return ev;
+  return 2 * (q.at("MWG") + q.at("NWG")) * q.at("KWG") * acc_size(desc_.dtype);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -234,7 +210,10 @@ ImagePlan::ImagePlan(const Device& d, const GemmDesc& g, const Params& p, Varian
 
 void ImagePlan::prepare() {
   const int wgx = int(params_.at("WGX")), wgy = int(params_.at("WGY"));
-  check_work_group(ctx_, {S(wgx), S(wgy)}, "ocl.image");
+  const char* rung = variant_ == Variant::both     ? "ocl.image"
+                     : variant_ == Variant::a_only ? "ocl.image_buf"
+                                                   : "ocl.image_fma";
+  check_limits({S(wgx), S(wgy)}, 0, rung);
   mp_ = int(round_up(m_, 4 * wgy));
   np_ = int(round_up(n_, 4 * wgx));
   kp_ = int(round_up(k_, variant_ == Variant::fma ? 8 : 4));
@@ -246,9 +225,11 @@ void ImagePlan::prepare() {
   bpad_ = scratch(std::int64_t(kp_) * np_);
   if (variant_ != Variant::a_only) bimg_ = make_image2d(ctx_, S(np_ / 4), S(kp_), ct);
   program_ = build({"07_image.cl"});
-  kernel_ = program_.kernel(variant_ == Variant::both     ? "gemm_image"
-                            : variant_ == Variant::a_only ? "gemm_image_buf"
-                                                          : "gemm_image_fma");
+  kernel_ = checked_kernel(program_,
+                           variant_ == Variant::both     ? "gemm_image"
+                           : variant_ == Variant::a_only ? "gemm_image_buf"
+                                                         : "gemm_image_fma",
+                           {S(wgx), S(wgy)}, rung);
 }
 
 Event ImagePlan::to_image(Buffer& src, Buffer& image, S width, S height) {

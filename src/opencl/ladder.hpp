@@ -1,4 +1,4 @@
-// The OpenCL GEMM ladder: one plan class and one parameter space per rung. The registry
+// The OpenCL GEMM ladder: the plan and the parameter space of every rung. The registry
 // (registry.cpp) turns each into one GemmKernel line; kernels live in kernels/NN_<rung>.cl.
 #pragma once
 
@@ -6,68 +6,47 @@
 
 namespace kafel::ocl {
 
-// Rungs that read the normalised operands directly through strides and guard every access
-// (no pre-pass): naive, row, tiled, wpt, direct. Arguments: M N K alpha beta A ars acs
-// B brs bcs C ldc.
+// The ND-range of a launch: global size (rounded up to local by launch()) and work-group size.
+struct NdRange {
+  std::vector<std::size_t> global, local;
+};
+
+// What tells one strided rung from another: its kernel, its ND-range (x runs along n) and the
+// local memory it declares. Strided rungs read the normalised operands directly through
+// strides and guard every access (no pre-pass): naive, row, tiled, wpt, direct.
+struct StridedRung {
+  const char* name;  // registry name, for messages ("ocl.tiled")
+  const char* file;  // kernels/<file>
+  // The __kernel function; arguments M N K alpha beta A ars acs B brs bcs C ldc.
+  const char* kernel;
+  NdRange (*range)(const Params& p, int m, int n) = nullptr;
+  // Elements of acc the kernel declares in local memory, checked before the build (none: null).
+  std::int64_t (*local_elements)(const Params& p) = nullptr;
+};
+
+extern const StridedRung naive_rung, row_rung, tiled_rung, wpt_rung, direct_rung;
+
 class StridedPlan : public OclPlan {
  public:
-  StridedPlan(const Device& d, const GemmDesc& g, const Params& p, std::string file,
-              std::string kernel);
+  StridedPlan(const Device& d, const GemmDesc& g, const Params& p, const StridedRung& rung)
+      : OclPlan(d, g, p), rung_(rung) {}
 
  protected:
-  // Global and local ND-range (x runs along n).
-  virtual std::vector<std::size_t> local() const = 0;
-  virtual std::vector<std::size_t> global() const = 0;
   void prepare() override;
   std::vector<Event> enqueue(Operands& s) override;
 
-  std::int64_t p(const char* name) const { return params_.at(name); }
-
  private:
-  std::string file_, kernel_name_;
+  const StridedRung& rung_;
+  NdRange range_;
   Program program_;
   Kernel kernel_;
 };
 
-class NaivePlan : public StridedPlan {
- public:
-  NaivePlan(const Device& d, const GemmDesc& g, const Params& p)
-      : StridedPlan(d, g, p, "01_naive.cl", "gemm_naive") {}
-  std::vector<std::size_t> local() const override;
-  std::vector<std::size_t> global() const override;
-};
-
-class RowPlan : public StridedPlan {
- public:
-  RowPlan(const Device& d, const GemmDesc& g, const Params& p)
-      : StridedPlan(d, g, p, "02_row.cl", "gemm_row") {}
-  std::vector<std::size_t> local() const override;
-  std::vector<std::size_t> global() const override;
-};
-
-class TiledPlan : public StridedPlan {
- public:
-  TiledPlan(const Device& d, const GemmDesc& g, const Params& p)
-      : StridedPlan(d, g, p, "03_tiled.cl", "gemm_tiled") {}
-  std::vector<std::size_t> local() const override;
-  std::vector<std::size_t> global() const override;
-};
-
-class WptPlan : public StridedPlan {
- public:
-  WptPlan(const Device& d, const GemmDesc& g, const Params& p)
-      : StridedPlan(d, g, p, "04_wpt.cl", "gemm_wpt") {}
-  std::vector<std::size_t> local() const override;
-  std::vector<std::size_t> global() const override;
-};
-
-class DirectPlan : public StridedPlan {
- public:
-  DirectPlan(const Device& d, const GemmDesc& g, const Params& p)
-      : StridedPlan(d, g, p, "08_direct.cl", "gemm_direct") {}
-  std::vector<std::size_t> local() const override;
-  std::vector<std::size_t> global() const override;
-};
+// Builds a plan of the strided rung R for the registry.
+template <const StridedRung& R>
+std::unique_ptr<GemmPlan> make_strided(const Device& d, const GemmDesc& g, const Params& p) {
+  return std::make_unique<StridedPlan>(d, g, p, R);
+}
 
 // Rung 5: 4x4 per work-item, vload4, packed At (K x Mp) and Bp (K x Np).
 class Vec4Plan : public OclPlan {
@@ -85,39 +64,53 @@ class Vec4Plan : public OclPlan {
   Kernel kernel_;
 };
 
-// Rung 6: 2D register blocking, packed At (Kp x Mp) and Bp (Kp x Np).
-class RegPlan : public OclPlan {
- public:
-  using OclPlan::OclPlan;
-
+// Rungs 6 and 9: 2D register blocking over At (Kp x Mp) and Bp (Kp x Np), packed and padded
+// to the MWG / NWG / KWG tiles by the pre-pass (skipped for an operand already in that layout).
+// Parameters MWG NWG KWG MDIMC NDIMC; kernel arguments M N Kp alpha beta At Mp Bp Np C ldc.
+// The rungs differ in their kernel file, their local memory and rung 6's panel layout (PK).
+class RegBlockPlan : public OclPlan {
  protected:
+  RegBlockPlan(const Device& d, const GemmDesc& g, const Params& p, const char* name,
+               const char* file, const char* kernel)
+      : OclPlan(d, g, p), name_(name), file_(file), kernel_name_(kernel) {}
+  // Local memory of this configuration in bytes (checked before the build).
+  virtual std::uint64_t local_bytes() const = 0;
+  // True: pack operands as per-tile panels (prepass.cl), always through the pre-pass.
+  virtual bool panels() const { return false; }
   void prepare() override;
   std::vector<Event> enqueue(Operands& s) override;
 
  private:
+  const char *name_, *file_, *kernel_name_;
   int mp_ = 0, np_ = 0, kp_ = 0;
+  int panel_a_ = 0, panel_b_ = 0;  // pre-pass panel widths (0: plain k-major rows)
   Buffer at_, bp_;
   bool pack_a_ = true, pack_b_ = true;
+  NdRange range_;
   Program program_;
   Kernel kernel_;
 };
 
-// Rung 9: like rung 6 (At / Bp packed, padded) but double-buffered local memory with a
-// register prefetch of the next k-tile and one barrier per tile (NVIDIA-class GPUs).
-class RegDbPlan : public OclPlan {
+// Rung 6: local-memory staging of A and / or B per KWG slice (SA, SB), optional panels (PK).
+class RegPlan final : public RegBlockPlan {
  public:
-  using OclPlan::OclPlan;
+  RegPlan(const Device& d, const GemmDesc& g, const Params& p)
+      : RegBlockPlan(d, g, p, "ocl.reg", "06_reg.cl", "gemm_reg") {}
 
  protected:
-  void prepare() override;
-  std::vector<Event> enqueue(Operands& s) override;
+  std::uint64_t local_bytes() const override;
+  bool panels() const override { return params_.at("PK") != 0; }
+};
 
- private:
-  int mp_ = 0, np_ = 0, kp_ = 0;
-  Buffer at_, bp_;
-  bool pack_a_ = true, pack_b_ = true;
-  Program program_;
-  Kernel kernel_;
+// Rung 9: double-buffered local memory with a register prefetch of the next k-tile and one
+// barrier per tile (NVIDIA-class GPUs).
+class RegDbPlan final : public RegBlockPlan {
+ public:
+  RegDbPlan(const Device& d, const GemmDesc& g, const Params& p)
+      : RegBlockPlan(d, g, p, "ocl.reg2", "09_reg_db.cl", "gemm_reg_db") {}
+
+ protected:
+  std::uint64_t local_bytes() const override;
 };
 
 // Rung 7: image2d operands. Variant::both (A and B images), a_only (B buffer), fma (k x2).

@@ -1,5 +1,6 @@
 // The OpenCL backend's registry: its devices and one line per GEMM kernel of the ladder.
-// Adding a rung = its kernels/NN_<rung>.cl file, a plan in ladder.cpp and one line here.
+// Adding a rung = its kernels/NN_<rung>.cl file, a plan (or a StridedRung) in ladder.cpp and one
+// line here.
 #include "core/backend.hpp"
 #include "opencl/clblast_baseline.hpp"
 #include "opencl/ladder.hpp"
@@ -11,18 +12,20 @@ namespace {
 using ocl::ImagePlan;
 using ocl::make;
 using ocl::make_image;
+using ocl::make_strided;
 
 std::vector<GemmKernel> opencl_kernels() {
   const std::vector<DType> all{DType::f32, DType::f64, DType::i32, DType::f16};
   const std::vector<DType> no64{DType::f32, DType::i32, DType::f16};
   std::vector<GemmKernel> k = {
       {"ocl.naive", "naive 2D NDRange, one C element per work-item", all, ocl::naive_space(),
-       make<ocl::NaivePlan>},
+       make_strided<ocl::naive_rung>},
       {"ocl.row", "one C row per work-item, A row chunk in private memory", all, ocl::row_space(),
-       make<ocl::RowPlan>},
-      {"ocl.tiled", "TS x TS local-memory tiles", all, ocl::tiled_space(), make<ocl::TiledPlan>},
+       make_strided<ocl::row_rung>},
+      {"ocl.tiled", "TS x TS local-memory tiles", all, ocl::tiled_space(),
+       make_strided<ocl::tiled_rung>},
       {"ocl.wpt", "local-memory tiles + WPT outputs per work-item", all, ocl::wpt_space(),
-       make<ocl::WptPlan>},
+       make_strided<ocl::wpt_rung>},
       {"ocl.vec4", "4x4 outputs per work-item, vload4, transposed A", all, ocl::vec4_space(),
        make<ocl::Vec4Plan>},
       {"ocl.reg", "2D register blocking, local memory, vector loads, packed operands", all,
@@ -36,7 +39,7 @@ std::vector<GemmKernel> opencl_kernels() {
       {"ocl.image_fma", "image2d operands, k unrolled by 2 texels, explicit fma", no64,
        ocl::image_space(), make_image<ImagePlan::Variant::fma>},
       {"ocl.direct", "small/odd sizes: guarded tiles, no padding or copies", all,
-       ocl::direct_space(), make<ocl::DirectPlan>},
+       ocl::direct_space(), make_strided<ocl::direct_rung>},
   };
   if (ocl::have_clblast())
     k.push_back({"ocl.clblast",

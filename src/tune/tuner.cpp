@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "core/report_util.hpp"
 #include "kafel/error.hpp"
 #include "kafel/matrix.hpp"
 
@@ -54,8 +55,7 @@ double measure(const Device& dev, const GemmKernel& k, Problem& p, const Params&
     }
     std::vector<double> t;
     for (int r = 0; r < reps; ++r) t.push_back(plan->run(0));
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
+    return quantile(t, 0.5);
   } catch (const Error& e) {  // Unsupported, DeviceError (resources), BuildError, OutOfMemory
     why = e.what();
     return -1;
@@ -140,7 +140,7 @@ class Search {
     if (gf <= r_.best_gflops) return false;
     r_.best_gflops = gf;
     r_.best = params;
-    report("new best " + format_num(gf) + " GFLOP/s: " + format_params(params));
+    report("new best " + format_num("%.1f", gf) + " GFLOP/s: " + format_params(params));
     return true;
   }
   bool time_left() const { return Clock::now() < deadline_; }
@@ -151,11 +151,6 @@ class Search {
   }
 
  private:
-  static std::string format_num(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f", v);
-    return buf;
-  }
   const Device& dev_;
   const GemmKernel& k_;
   Problem& p_;

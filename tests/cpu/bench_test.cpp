@@ -184,6 +184,9 @@ TEST(BenchReport, JsonAndCsvCarryTheFields) {
     EXPECT_TRUE(doc["records"][0].contains(key)) << key;
   }
   EXPECT_EQ(doc["device"]["id"], "cpu");
+  // The same device object as `kafel devices --json`, where the peak's clock came from included.
+  EXPECT_GT(doc["device"]["compute_units"], 0);
+  EXPECT_TRUE(doc["device"]["details"].contains("clock source"));
   write_bench_csv(dir.file("r.csv"), records);
   std::string csv = test::read_bytes(dir.file("r.csv"));
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);

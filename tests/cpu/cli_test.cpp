@@ -203,5 +203,31 @@ TEST(Cli, HelpAndVersion) {
   EXPECT_EQ(doc[0]["id"], "cpu");
 }
 
+// The CPU's peak says where its clock came from, and KAFEL_CPU_ISA shows and applies to the
+// covariance as well as the GEMM (a bad value fails the kernels, not the device listing).
+TEST(Cli, DevicesShowClockSourceAndForcedIsa) {
+  ScratchDir dir("cli");
+  Result d = kafel(dir, "devices --json d.json");
+  ASSERT_EQ(d.rc, 0) << d.err;
+  EXPECT_NE(d.out.find("clock source"), std::string::npos) << d.out;
+  auto doc = nlohmann::json::parse(read_bytes(dir.file("d.json")));
+  EXPECT_TRUE(doc[0]["details"].contains("clock source"));
+  setenv("KAFEL_CPU_ISA", "generic", 1);
+  Result g = kafel(dir, "devices");
+  Result c = kafel(dir, "cov --device cpu --channels 10 --samples 70000 --blocks 2");
+  setenv("KAFEL_CPU_ISA", "sse9", 1);
+  Result bad_devices = kafel(dir, "devices");
+  Result bad_cov = kafel(dir, "cov --device cpu --channels 3 --samples 1000 --blocks 1");
+  unsetenv("KAFEL_CPU_ISA");
+  EXPECT_EQ(g.rc, 0) << g.err;
+  if (d.out.find("simd            generic") == std::string::npos) {
+    EXPECT_NE(g.out.find("(kernels use generic)"), std::string::npos) << g.out;
+  }
+  EXPECT_EQ(c.rc, 0) << c.err;
+  EXPECT_EQ(bad_devices.rc, 0) << bad_devices.err;
+  EXPECT_NE(bad_devices.out.find("sse9"), std::string::npos) << bad_devices.out;
+  expect_one_line_error(bad_cov, "sse9");
+}
+
 }  // namespace
 }  // namespace kafel

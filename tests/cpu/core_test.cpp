@@ -1,5 +1,5 @@
-// Core pieces: half conversion, parameters, device names, layout normalisation, and that the
-// verifier really catches a wrong element (a verifier that cannot fail proves nothing).
+// Core pieces: half conversion, parameters, device names, layout normalisation, report helpers,
+// and that the verifier catches a wrong element (a verifier that cannot fail proves nothing).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,6 +8,7 @@
 
 #include "common/problems.hpp"
 #include "core/backend.hpp"
+#include "core/report_util.hpp"
 #include "kafel/error.hpp"
 
 namespace kafel {
@@ -55,6 +56,30 @@ TEST(Params, ResolveEnumerateAndReject) {
   EXPECT_EQ(format_params(parse_params("TS=8,WPT=2")), "TS=8 WPT=2");
   EXPECT_THROW(parse_params("TS"), InvalidArgument);
   EXPECT_THROW(parse_params("TS=abc"), InvalidArgument);
+}
+
+TEST(ReportUtil, FormatsSizesAndNumbers) {
+  EXPECT_EQ(human_bytes(0), "0 B");
+  EXPECT_EQ(human_bytes(1023), "1023 B");
+  EXPECT_EQ(human_bytes(1536), "1.5 KB");
+  EXPECT_EQ(human_bytes(32.0 * 1024 * 1024), "32.0 MB");
+  EXPECT_EQ(human_bytes(1.5 * 1024 * 1024 * 1024), "1.5 GB");
+  EXPECT_EQ(human_bytes(3.0 * 1024 * 1024 * 1024 * 1024 * 1024), "3.0 PB");
+  EXPECT_EQ(format_num("%.2f GFLOP/s", 12.345), "12.35 GFLOP/s");
+  EXPECT_EQ(format_num("%g", 0.5), "0.5");
+}
+
+TEST(ReportUtil, MedianAndQuantiles) {
+  EXPECT_EQ(median({}), 0);
+  EXPECT_EQ(median({3, 1, 2}), 2);
+  EXPECT_EQ(median({4, 1, 3, 2}), 2.5);  // the mean of the two middle values
+  EXPECT_EQ(quantile({}, 0.5), 0);
+  EXPECT_EQ(quantile({4, 1, 3, 2}, 0.5), 2);  // nearest rank: the lower middle value
+  std::vector<double> v;
+  for (int i = 1; i <= 100; ++i) v.push_back(101 - i);
+  EXPECT_EQ(quantile(v, 0.99), 99);
+  EXPECT_EQ(quantile(v, 1.0), 100);
+  EXPECT_EQ(quantile(v, 0.0), 1);
 }
 
 TEST(Devices, CpuAlwaysPresentAndNamesResolve) {

@@ -119,12 +119,10 @@ std::vector<Case> cases() {
     out.push_back({"cuda.gridstride", t, {{"block", 3}, {"grid", 2}}});
     out.push_back({"cuda.smem", t, {{"TS", 16}}});
   }
-  for (const char* k : {"cuda.pipelined.m128n128k16w64x32", "cuda.pipelined.m128n64k16w32x32",
-                        "cuda.pipelined.m128n256k16w64x64", "cuda.pipelined.m128n256k16w64x64.acol",
-                        "cuda.pipelined.m128n256k32w64x64", "cuda.pipelined.m256n128k16w64x64",
-                        "cuda.fragdb.m128n128k16w64x64", "cuda.fragdb.m128n128k32w64x64",
-                        "cuda.fragdb.m128n256k32w64x64"})
-    out.push_back({k, DType::f32, {}});
+  // Every fixed-tile line of the registry (one per compiled shape), in every type it lists.
+  for (const GemmKernel& k : cuda_backend().gemm_kernels())
+    if (k.name.rfind("cuda.pipelined.", 0) == 0)
+      for (DType t : k.types) out.push_back({k.name, t, {}});
   for (DType t : {DType::f32, DType::f64}) out.push_back({"cuda.cublas", t, {}});
   return out;
 }

@@ -8,6 +8,8 @@
 #include "common/problems.hpp"
 #include "core/backend.hpp"
 #include "kafel/error.hpp"
+#include "opencl/gemm_plan.hpp"
+#include "opencl/runtime.hpp"
 #include "opencl_device.hpp"
 
 namespace kafel {
@@ -25,9 +27,13 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   return s;
 }
 
-// Runs one problem; Unsupported (f64 without cl_khr_fp64, no images) is not a failure.
+// Runs one problem. Unsupported is not a failure for optional features (f64 without
+// cl_khr_fp64, no images, CLBlast f16 without cl_khr_fp16) and, with `within_device_limits`
+// false, for a configuration beyond this device's limits (work-group size, local memory), which
+// the plans check before launching. Any other error (DeviceError, BuildError) is a failure.
 void check(const Device& dev, const std::string& kernel, const GemmDesc& d,
-           const test::ProblemOptions& opt, const Params& params = {}) {
+           const test::ProblemOptions& opt, const Params& params = {},
+           bool within_device_limits = true) {
   auto p = test::make_problem(d, opt);
   try {
     const auto r = test::run_and_verify(dev, kernel, p, params);
@@ -35,9 +41,16 @@ void check(const Device& dev, const std::string& kernel, const GemmDesc& d,
                           << r.message;
   } catch (const Unsupported& e) {
     const bool optional = d.dtype == DType::f64 || kernel.find("image") != std::string::npos ||
-                          kernel == "ocl.clblast";  // CLBlast f16 needs cl_khr_fp16
+                          kernel == "ocl.clblast";
     if (optional) return;
+    if (!within_device_limits) {
+      GTEST_LOG_(INFO) << kernel << " " << format_params(params) << ": " << e.what();
+      return;
+    }
     ADD_FAILURE() << test::describe(kernel, p, opt) << ": unexpected Unsupported: " << e.what();
+  } catch (const Error& e) {
+    ADD_FAILURE() << test::describe(kernel, p, opt) << " " << format_params(params) << ": "
+                  << e.what();
   }
 }
 
@@ -102,12 +115,78 @@ TEST(OpenclParams, SampledConfigurationsAreCorrect) {
     for (const auto& params : space) {
       test::ProblemOptions opt;
       opt.seed = rng();
-      try {
-        check(dev, k.name, {37, 45, 29, Op::N, Op::T, 1.5, 0.25, DType::f32}, opt, params);
-      } catch (const DeviceError& e) {  // a configuration too large for this device
-        GTEST_LOG_(INFO) << k.name << " " << format_params(params) << ": " << e.what();
-      }
+      // A point of the space may exceed this device's limits: the plan must say so with
+      // Unsupported before anything is launched, never fail with a DeviceError.
+      check(dev, k.name, {37, 45, 29, Op::N, Op::T, 1.5, 0.25, DType::f32}, opt, params, false);
     }
+  }
+}
+
+// A work-group beyond the device's limit is Unsupported before any build or launch, and the
+// message names the kernel, its configuration and the limit. The size is past the space's own
+// bound of 1024 too, so the plan is made directly (as a caller with raw parameters would).
+TEST(OpenclParams, OversizedWorkGroupIsUnsupported) {
+  KAFEL_OPENCL_DEVICE_OR_SKIP(dev);
+  const std::int64_t limit = std::int64_t(ocl::Context::get(dev).max_work_group_size());
+  const Params params{{"WGX", 2 * limit}, {"WGY", 1}};
+  const GemmDesc d{37, 45, 29, Op::N, Op::N, 1.0, 0.0, DType::f32};
+  auto p = test::make_problem(d, {});
+  const GemmArgs args{d, p.a.data(), p.a.ld(), p.b.data(), p.b.ld(), p.c.data(), p.c.ld()};
+  auto plan = find_gemm_kernel(dev, "ocl.naive").make_plan(dev, d, params);
+  try {
+    plan->load(args, 1);
+    plan->run(0);
+    FAIL() << "a work-group of " << 2 * limit << " work-items ran";
+  } catch (const Unsupported& e) {
+    const std::string what = e.what();
+    for (const std::string& part :
+         {std::string("ocl.naive"), std::string("WGX=") + std::to_string(2 * limit),
+          std::to_string(limit), std::string("CL_DEVICE_MAX_WORK_GROUP_SIZE")})
+      EXPECT_NE(what.find(part), std::string::npos) << "'" << part << "' missing in: " << what;
+  }
+}
+
+// A plan whose kernel declares more local memory than the device has and that does not check
+// it before the build: what the compiler reports (CL_KERNEL_LOCAL_MEM_SIZE) must still turn into
+// Unsupported before anything is launched.
+class HugeLocalPlan : public ocl::OclPlan {
+ public:
+  using OclPlan::OclPlan;
+
+ protected:
+  void prepare() override {
+    const std::uint64_t n = ctx_.local_memory() / sizeof(float) + 1024;
+    const std::string source =
+        "__kernel void huge(__global float* x) {\n"
+        "  __local float t[N];\n"
+        "  t[get_local_id(0)] = x[get_global_id(0)];\n"
+        "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+        "  x[get_global_id(0)] = t[N - 1 - get_local_id(0)];\n"
+        "}\n";
+    program_ = ocl::build_source(ctx_, source, "-DN=" + std::to_string(n), "huge.cl");
+    kernel_ = checked_kernel(program_, "huge", {64}, "test.huge");
+  }
+  std::vector<ocl::Event> enqueue(ocl::Operands&) override { return {}; }
+
+ private:
+  ocl::Program program_;
+  ocl::Kernel kernel_;
+};
+
+TEST(OpenclParams, KernelLocalMemoryBeyondTheDeviceIsUnsupported) {
+  KAFEL_OPENCL_DEVICE_OR_SKIP(dev);
+  const GemmDesc d{8, 8, 8, Op::N, Op::N, 1.0, 0.0, DType::f32};
+  auto p = test::make_problem(d, {});
+  const GemmArgs args{d, p.a.data(), p.a.ld(), p.b.data(), p.b.ld(), p.c.data(), p.c.ld()};
+  HugeLocalPlan plan(dev, d, {});
+  try {
+    plan.load(args, 1);
+    FAIL() << "a kernel with more local memory than the device has was accepted";
+  } catch (const Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("CL_KERNEL_LOCAL_MEM_SIZE"), std::string::npos)
+        << e.what();
+  } catch (const BuildError& e) {
+    GTEST_SKIP() << "this compiler rejects the kernel itself: " << e.what();
   }
 }
 

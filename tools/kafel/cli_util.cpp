@@ -3,7 +3,6 @@
 #include "cli_util.hpp"
 
 #include <charconv>
-#include <cstdio>
 #include <fstream>
 
 #include "kafel/error.hpp"
@@ -125,19 +124,6 @@ const GemmKernel& pick_baseline(const Device& device, const std::string& which) 
   throw InvalidArgument(
       "baseline '" + which + "' is not available for " + device.id + " (" +
       (known.empty() ? "this build has no baseline for it" : "available: " + known) + ")");
-}
-
-std::string human_bytes(double bytes) {
-  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
-  int u = 0;
-  for (; bytes >= 1024.0 && u < 4; ++u) bytes /= 1024.0;
-  return format_num(u == 0 ? "%.0f" : "%.1f", bytes) + " " + units[u];
-}
-
-std::string format_num(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
 }
 
 void write_json_file(const std::string& path, const std::string& text) {

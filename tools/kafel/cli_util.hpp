@@ -1,5 +1,6 @@
-// Helpers shared by the subcommands: list and size parsing, kernel and parameter selection,
-// number formatting. Errors are kafel::InvalidArgument so main prints them as one line.
+// Helpers shared by the subcommands: list and size parsing, kernel and parameter selection.
+// Errors are kafel::InvalidArgument so main prints them as one line. Number and size formatting
+// (format_num, human_bytes) come from core/report_util.hpp, shared with the library.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "core/backend.hpp"
+#include "core/report_util.hpp"
 #include "kafel/device.hpp"
 #include "kafel/params.hpp"
 #include "kafel/types.hpp"
@@ -40,10 +42,6 @@ const GemmKernel& pick_kernel(const Device& device, const std::string& name, DTy
 // Baseline kernels whose name ends with `which` ("openblas" -> cpu.openblas); throws when none.
 const GemmKernel& pick_baseline(const Device& device, const std::string& which);
 
-// "1.5 GB".
-std::string human_bytes(double bytes);
-// "%.3g"-style number formatting without iostream state.
-std::string format_num(const char* format, double v);
 // Writes `text` and a newline to `path`; throws IoError when the file cannot be written fully.
 void write_json_file(const std::string& path, const std::string& text);
 

@@ -15,6 +15,7 @@
 #include "commands.hpp"
 #include "core/cov_backend.hpp"
 #include "core/cov_stream.hpp"
+#include "core/report_util.hpp"
 #include "kafel/cov.hpp"
 #include "kafel/error.hpp"
 #include "kafel/io.hpp"

@@ -7,6 +7,7 @@
 
 #include "cli_util.hpp"
 #include "commands.hpp"
+#include "core/device_json.hpp"
 #include "kafel/error.hpp"
 #include "kafel/gemm.hpp"
 
@@ -22,27 +23,13 @@ std::string kernel_names(const Device& d) {
   return s;
 }
 
-Json device_json(const Device& d) {
-  Json details = Json::object();
-  for (const auto& [key, value] : d.details) details[key] = value;
+// The library's device JSON (the same object bench reports carry) plus the GEMM kernels.
+Json device_with_kernels(const Device& d) {
+  Json j = device_json(d);
   Json kernels = Json::array();
   for (const auto& k : gemm_kernels(d)) kernels.push_back(k.name);
-  return Json{{"id", d.id},
-              {"backend", d.backend},
-              {"name", d.name},
-              {"vendor", d.vendor},
-              {"driver", d.driver},
-              {"is_gpu", d.is_gpu},
-              {"compute_units", d.compute_units},
-              {"clock_mhz", d.clock_mhz},
-              {"global_memory", d.global_memory},
-              {"local_memory", d.local_memory},
-              {"cache_bytes", d.cache_bytes},
-              {"peak_gflops_f32", d.peak_gflops_f32},
-              {"peak_gflops_f64", d.peak_gflops_f64},
-              {"bandwidth_gbs", d.bandwidth_gbs},
-              {"details", details},
-              {"kernels", kernels}};
+  j["kernels"] = kernels;
+  return j;
 }
 
 void print_device(const Device& d) {
@@ -79,7 +66,7 @@ int run_devices(const DevicesCli& opt) {
   for (std::size_t i = 0; i < devices.size(); ++i) {
     if (i) std::cout << '\n';
     print_device(devices[i]);
-    all.push_back(device_json(devices[i]));
+    all.push_back(device_with_kernels(devices[i]));
   }
   if (!opt.json.empty()) write_json_file(opt.json, all.dump(2));
   return kExitOk;

@@ -6,58 +6,7 @@
 // PK = 1: operands are stored as per-tile panels (tile t of At is Kp x MWG, contiguous).
 // Work-item (tn, tm) owns vector columns tm + w*MDIMC of A and tn + w*NDIMC of B, so
 // neighbouring work-items read neighbouring vectors (no local-memory bank conflicts).
-#define MWI (MWG / MDIMC)
-#define NWI (NWG / NDIMC)
-#define MVI (MWI / VWM)  // A vectors per work-item
-#define NVI (NWI / VWN)  // B vectors (and C accumulator vectors per row) per work-item
-#define NT (MDIMC * NDIMC)
-
-#if VWM == 1
-typedef acc accA;
-#else
-typedef accv(VWM) accA;
-#endif
-#if VWN == 1
-typedef acc accB;
-#else
-typedef accv(VWN) accB;
-#endif
-
-// Aligned vector loads from global memory (W elements at vector index i).
-#if defined(KAFEL_F16) && !defined(KAFEL_NATIVE_HALF)
-#define GLOAD1(i, p) vload_half((i), (p))
-#define GLOADW(W, i, p) CAT(vloada_half, W)((i), (p))
-#elif defined(KAFEL_I32)
-#define GLOAD1(i, p) as_uint((p)[i])
-#define GLOADW(W, i, p) CAT(as_uint, W)(((__global const CAT(REAL_T, W)*)(p))[i])
-#else
-#define GLOAD1(i, p) ((p)[i])
-#define GLOADW(W, i, p) (((__global const CAT(REAL_T, W)*)(p))[i])
-#endif
-#if VWM == 1
-#define GLOADA(i, p) GLOAD1(i, p)
-#else
-#define GLOADA(i, p) GLOADW(VWM, i, p)
-#endif
-#if VWN == 1
-#define GLOADB(i, p) GLOAD1(i, p)
-#else
-#define GLOADB(i, p) GLOADW(VWN, i, p)
-#endif
-
-// Copies the components of vector v (width W) to dst[o .. o+W-1].
-#define UNPACK1(dst, o, v) dst[o] = (v);
-#define UNPACK2(dst, o, v) dst[o] = (v).s0; dst[o + 1] = (v).s1;
-#define UNPACK4(dst, o, v) UNPACK2(dst, o, (v).lo) UNPACK2(dst, o + 2, (v).hi)
-#define UNPACK8(dst, o, v) UNPACK4(dst, o, (v).lo) UNPACK4(dst, o + 4, (v).hi)
-#define UNPACK16(dst, o, v) UNPACK8(dst, o, (v).lo) UNPACK8(dst, o + 8, (v).hi)
-#define UNPACK(W, dst, o, v) CAT(UNPACK, W)(dst, o, v)
-
-#if defined(KAFEL_I32)
-#define MACV(c, a, b) ((c) += (a) * (b))
-#else
-#define MACV(c, a, b) ((c) = fma((accB)(a), (b), (c)))
-#endif
+// Built after reg_common.cl: MWI NWI MVI NVI NT, accA / accB, GLOADA / GLOADB, UNPACK, MACV.
 
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
 void gemm_reg(int M, int N, int Kp, scal alpha, scal beta,

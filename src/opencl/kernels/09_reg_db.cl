@@ -9,61 +9,11 @@
 // tn + w*NDIMC of B: neighbours read neighbouring vectors, so the k-major local tiles need no
 // padding to avoid bank conflicts (a warp of 16 x 2 items reads 2 broadcast A vectors and 16
 // consecutive B vectors per step).
-#define MWI (MWG / MDIMC)
-#define NWI (NWG / NDIMC)
-#define MVI (MWI / VWM)  // A vectors per work-item and k step
-#define NVI (NWI / VWN)  // B vectors (and accumulator vectors per C row) per work-item
-#define NT (MDIMC * NDIMC)
-#define AVT (MWG / VWM)           // A vectors in one k row of a tile
-#define BVT (NWG / VWN)           // B vectors in one k row of a tile
-#define LA (KWG * AVT / NT)       // A vectors each work-item moves per k-tile
-#define LB (KWG * BVT / NT)       // B vectors each work-item moves per k-tile
-
-#if VWM == 1
-typedef acc accA;
-#else
-typedef accv(VWM) accA;
-#endif
-#if VWN == 1
-typedef acc accB;
-#else
-typedef accv(VWN) accB;
-#endif
-
-// Aligned vector loads from global memory (W elements at vector index i), as acc vectors.
-#if defined(KAFEL_F16) && !defined(KAFEL_NATIVE_HALF)
-#define G1(i, p) vload_half((i), (p))
-#define GW(W, i, p) CAT(vloada_half, W)((i), (p))
-#elif defined(KAFEL_I32)
-#define G1(i, p) as_uint((p)[i])
-#define GW(W, i, p) CAT(as_uint, W)(((__global const CAT(REAL_T, W)*)(p))[i])
-#else
-#define G1(i, p) ((p)[i])
-#define GW(W, i, p) (((__global const CAT(REAL_T, W)*)(p))[i])
-#endif
-#if VWM == 1
-#define GA(i, p) G1(i, p)
-#else
-#define GA(i, p) GW(VWM, i, p)
-#endif
-#if VWN == 1
-#define GB(i, p) G1(i, p)
-#else
-#define GB(i, p) GW(VWN, i, p)
-#endif
-
-// Copies the components of vector v (width W) to dst[o .. o+W-1].
-#define SPLIT1(dst, o, v) dst[o] = (v);
-#define SPLIT2(dst, o, v) dst[o] = (v).s0; dst[o + 1] = (v).s1;
-#define SPLIT4(dst, o, v) SPLIT2(dst, o, (v).lo) SPLIT2(dst, o + 2, (v).hi)
-#define SPLIT8(dst, o, v) SPLIT4(dst, o, (v).lo) SPLIT4(dst, o + 4, (v).hi)
-#define SPLIT(W, dst, o, v) CAT(SPLIT, W)(dst, o, v)
-
-#if defined(KAFEL_I32)
-#define FMAV(c, a, b) ((c) += (a) * (b))
-#else
-#define FMAV(c, a, b) ((c) = fma((accB)(a), (b), (c)))
-#endif
+// Built after reg_common.cl: MWI NWI MVI NVI NT, accA / accB, GLOADA / GLOADB, UNPACK, MACV.
+#define AVT (MWG / VWM)      // A vectors in one k row of a tile
+#define BVT (NWG / VWN)      // B vectors in one k row of a tile
+#define LA (KWG * AVT / NT)  // A vectors each work-item moves per k-tile
+#define LB (KWG * BVT / NT)  // B vectors each work-item moves per k-tile
 
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
 void gemm_reg_db(int M, int N, int Kp, scal alpha, scal beta,
@@ -95,9 +45,9 @@ void gemm_reg_db(int M, int N, int Kp, scal alpha, scal beta,
   accA ra[LA];
   accB rb[LB];
 #pragma unroll
-  for (int r = 0; r < LA; ++r) ra[r] = GA(aoff[r], At);
+  for (int r = 0; r < LA; ++r) ra[r] = GLOADA(aoff[r], At);
 #pragma unroll
-  for (int r = 0; r < LB; ++r) rb[r] = GB(boff[r], Bp);
+  for (int r = 0; r < LB; ++r) rb[r] = GLOADB(boff[r], Bp);
 #pragma unroll
   for (int r = 0; r < LA; ++r) Alm[0][(tid + r * NT) / AVT][(tid + r * NT) % AVT] = ra[r];
 #pragma unroll
@@ -118,9 +68,9 @@ void gemm_reg_db(int M, int N, int Kp, scal alpha, scal beta,
       At += astep;
       Bp += bstep;
 #pragma unroll
-      for (int r = 0; r < LA; ++r) ra[r] = GA(aoff[r], At);
+      for (int r = 0; r < LA; ++r) ra[r] = GLOADA(aoff[r], At);
 #pragma unroll
-      for (int r = 0; r < LB; ++r) rb[r] = GB(boff[r], Bp);
+      for (int r = 0; r < LB; ++r) rb[r] = GLOADB(boff[r], Bp);
     }
 #pragma unroll
     for (int kk = 0; kk < KWG; ++kk) {
@@ -128,7 +78,7 @@ void gemm_reg_db(int M, int N, int Kp, scal alpha, scal beta,
 #pragma unroll
       for (int w = 0; w < MVI; ++w) {
         const accA av = Alm[cur][kk][tm + w * MDIMC];
-        SPLIT(VWM, apm, w * VWM, av)
+        UNPACK(VWM, apm, w * VWM, av)
       }
       accB bpm[NVI];
 #pragma unroll
@@ -136,7 +86,7 @@ void gemm_reg_db(int M, int N, int Kp, scal alpha, scal beta,
 #pragma unroll
       for (int mi = 0; mi < MWI; ++mi)
 #pragma unroll
-        for (int w = 0; w < NVI; ++w) FMAV(cpm[mi][w], apm[mi], bpm[w]);
+        for (int w = 0; w < NVI; ++w) MACV(cpm[mi][w], apm[mi], bpm[w]);
     }
     if (more) {  // buffer cur ^ 1 was last read before the previous barrier: safe to refill
 #pragma unroll
@@ -157,7 +107,7 @@ void gemm_reg_db(int M, int N, int Kp, scal alpha, scal beta,
 #pragma unroll
     for (int w = 0; w < NVI; ++w) {
       acc out[VWN];
-      SPLIT(VWN, out, 0, cpm[mi][w])
+      UNPACK(VWN, out, 0, cpm[mi][w])
       const int j0 = (nv0 + tn + w * NDIMC) * VWN;
 #pragma unroll
       for (int u = 0; u < VWN; ++u)
