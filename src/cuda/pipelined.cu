@@ -1,8 +1,9 @@
 // Rung 9: warp tiling with a software pipeline. While a block computes k-tile kt from shared
 // memory, tile kt+1 is already on its way: B by cp.async straight into the other shared
 // buffer, A through registers (LDG.128) so it can be stored transposed (k-major) afterwards.
-// With A k-major, each lane reads its 8 rows of A and 8 columns of B for one k as 4 LDS.128:
-// 64 FFMA per 4 shared loads, and only 16 fragment registers live (2 blocks of 256 per SM).
+// With A k-major, a lane reads its TM rows of A and TN columns of B for one k step as
+// (TM + TN) / 4 LDS.128 for TM x TN FFMA (8 x 16: 6 loads, 128 FFMA). Interior blocks run an
+// unguarded loop; a k-tile is computed by a rolled loop of UNROLL k steps.
 #include <string>
 #include <type_traits>
 #include <vector>
