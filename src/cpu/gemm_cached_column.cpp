@@ -4,6 +4,7 @@
 #include <thread>
 #include <vector>
 
+#include "cpu/cpu_features.hpp"
 #include "cpu/element.hpp"
 #include "cpu/kernels.hpp"
 
@@ -44,7 +45,8 @@ void columns(const GemmArgs& g, std::int64_t j0, std::int64_t j1) {
 
 void gemm_cached_column(const GemmArgs& args, int threads) {
   const std::int64_t n = args.desc.n;
-  const std::int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  // The same thread-count policy as every CPU kernel ($KAFEL_NUM_THREADS, affinity mask).
+  const std::int64_t cores = default_threads();
   const std::int64_t count =
       std::clamp<std::int64_t>(threads > 0 ? threads : cores, 1, std::max<std::int64_t>(n, 1));
   auto work = [&](std::int64_t j0, std::int64_t j1) {

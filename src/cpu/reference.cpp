@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/backend.hpp"
+#include "cpu/cpu_features.hpp"
 #include "kafel/error.hpp"
 
 namespace kafel::cpu {
@@ -48,7 +49,8 @@ std::vector<T> dense(const MatrixView& X, Op op, std::int64_t rows, std::int64_t
 
 void parallel_rows(std::int64_t n, std::int64_t min_chunk,
                    const std::function<void(std::int64_t, std::int64_t)>& fn) {
-  const std::int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  // The same thread-count policy as every CPU kernel ($KAFEL_NUM_THREADS, affinity mask).
+  const std::int64_t cores = default_threads();
   const std::int64_t parts =
       std::clamp<std::int64_t>(n / std::max<std::int64_t>(min_chunk, 1), 1, cores);
   if (parts <= 1) {
