@@ -64,15 +64,4 @@ CovResult reference_covariance(const SamplesView& samples, std::int64_t ddof = 1
 // when they coincide; a NaN in one but not the other gives an infinite error).
 double cov_rel_err(const CovResult& cov, const CovResult& ref);
 
-struct CovKernelInfo {
-  std::string name;
-  std::string summary;
-  std::int64_t max_channels = 0;  // 0 = any
-  bool baseline = false;          // a vendor library (cuBLAS), not one of ours
-};
-// The covariance kernels compiled in for a device, default-candidates first.
-std::vector<CovKernelInfo> cov_kernels(const Device& device);
-// The kernel `covariance` uses for this device and channel count when none is named.
-std::string default_cov_kernel(const Device& device, std::int64_t channels);
-
 }  // namespace kafel

@@ -29,11 +29,21 @@ struct Device {
   double peak_gflops_f64 = 0;
   double bandwidth_gbs = 0;  // estimate or 0 when unknown
   bool is_gpu = false;
+  Caps caps;         // features beyond the backend (fp64, images, tensor cores, AVX-512 ...)
+  int sm_version = 0;  // CUDA compute capability x 10 (90 for Hopper); 0 elsewhere
+  // Peak rates of the matrix units by compute mode where they exist (GFLOP/s or GOP/s):
+  // "tf32", "f16", "bf16", "i8", "fp8", "f64". Empty elsewhere.
+  std::vector<std::pair<std::string, double>> tensor_peaks;
   std::vector<std::pair<std::string, std::string>> details;  // extra facts for `kafel devices`
 
-  // Peak for an element type (i32 and f16 storage use the f32 figure); 0 when unknown.
-  double peak_gflops(DType t) const;
+  // Peak for a GEMM's element roles: the tensor-core figure when the compute mode runs on
+  // matrix units here and one is known, else the SIMT f32/f64 figure; 0 when unknown.
+  double peak_gflops(const GemmTypes& t) const;
+  double peak_gflops(DType t) const { return peak_gflops(GemmTypes::of(t)); }
 };
+
+// The device as a JSON object (the same one `kafel devices --json` and bench reports carry).
+std::string device_json(const Device& d, int indent = 2);
 
 // Every device of every backend compiled in, CPU first. A backend whose runtime is missing
 // (no driver, no ICD) contributes nothing instead of failing.

@@ -1,8 +1,10 @@
-// GEMM: C = alpha * op(A) * op(B) + beta * C on any device, any layout and leading dimension.
-// Also the float64 reference (the oracle of every test) and the verification of a result.
+// GEMM: C = alpha * op(A) * op(B) + beta * C on any device, any layout and leading dimension,
+// with element roles (storage of A, B, C and the compute mode). Also the float64 reference
+// (the oracle of every test) and the verification of a result.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,25 +15,34 @@
 
 namespace kafel {
 
+// m x n x k of a problem (op(A) m x k, op(B) k x n).
+struct GemmSize {
+  std::int64_t m = 0, n = 0, k = 0;
+};
+
 // The operation, independent of where the operands live. op(A) is m x k, op(B) k x n, C m x n.
 struct GemmDesc {
   std::int64_t m = 0, n = 0, k = 0;
   Op op_a = Op::N, op_b = Op::N;
   double alpha = 1.0, beta = 0.0;
-  DType dtype = DType::f32;
+  GemmTypes types;
 
   double flops() const { return 2.0 * double(m) * double(n) * double(k); }
   // Fewest bytes a device must move: A and B read once, C written (and read when beta != 0).
   double min_bytes() const;
-  // "1024x1024x1024 NN f32" (m x n x k).
+  // "1024x1024x1024 NN f32" (m x n x k, ops, element roles).
   std::string shape() const;
-  // Throws InvalidArgument for negative sizes or sizes whose element counts overflow.
+  // Throws InvalidArgument for negative sizes, sizes whose element counts overflow, non-finite
+  // scalars, impossible element roles, and integer compute with alpha/beta that are not
+  // integers in the int32 range (they would be truncated).
   void validate() const;
 };
 
 struct GemmOptions {
-  std::string kernel;  // e.g. "cpu.naive"; empty = the device's default kernel for the type
-  Params params;       // overrides of the kernel's parameters (else tuned, else defaults)
+  std::string kernel;  // e.g. "cpu.naive"; empty = the best kernel that can run this here
+  Params params;       // overrides of the kernel's parameters (else tuned, else heuristic)
+  // Compute mode; empty = the natural one of A's storage type (default_compute).
+  std::optional<Compute> compute;
 };
 
 struct GemmReport {
@@ -41,13 +52,14 @@ struct GemmReport {
   double total_ms = 0;   // including transfers to and from the device
 };
 
-// Runs the GEMM. A, B, C may each be row- or column-major with any valid ld; all of `dtype`.
-// Shapes: op(A) m x k, op(B) k x n, C m x n; anything else throws InvalidArgument.
+// Runs the GEMM. A, B, C may each be row- or column-major with any valid ld; their element
+// types are the roles (A and B inputs, C output). Shapes: op(A) m x k, op(B) k x n, C m x n;
+// anything else throws InvalidArgument. The kernel is chosen by choose_gemm (kernels.hpp).
 GemmReport gemm(const Device& device, Op op_a, Op op_b, double alpha, const MatrixView& A,
                 const MatrixView& B, double beta, const MatrixView& C, const GemmOptions& opt = {});
 
-// Float64 reference: accumulates in double (int64 for i32, then wraps to 32 bits, as int32
-// kernels do) and rounds once into C's type. Any layouts; multi-threaded.
+// Float64 reference: accumulates in double (int64 for integer compute, then wraps to 32 bits,
+// as int32 kernels do) from the stored inputs and rounds once into C's type. Any layouts.
 void reference_gemm(Op op_a, Op op_b, double alpha, const MatrixView& A, const MatrixView& B,
                     double beta, const MatrixView& C);
 
@@ -55,9 +67,6 @@ enum class VerifyMethod { Auto, Full, Freivalds };
 
 struct VerifyOptions {
   VerifyMethod method = VerifyMethod::Auto;
-  // Relative rounding the kernel applies to its operands beyond their storage type
-  // (tf32 tensor cores: 2^-11, bf16: 2^-8). 0 for kernels that compute in the storage type.
-  double input_roundoff = 0;
   std::uint64_t seed = 12345;
   // Auto uses Freivalds above this many multiply-adds (m*n*k).
   double full_limit = 1.2e9;
@@ -74,17 +83,11 @@ struct VerifyResult {
 };
 
 // Checks `C` = alpha op(A) op(B) + beta C0. C0 is C before the call (ignored when beta == 0).
-// Tolerance per element: the rounding-error bound for a k-term dot product in the type,
-// (gamma_k + 2 u_in) |alpha| ||a_i|| ||b_j|| + 2u |beta c0| + u_out |c_ref|; i32 must be exact.
+// The rounding model comes from desc.types: the accumulator's unit roundoff u, the compute
+// mode's extra input rounding u_in (tf32 2^-11 ...) and C's storage u_out. Per element,
+// (gamma_k(u) + 2 u_in) |alpha| ||a_i|| ||b_j|| + 2u |beta c0| + u_out |c_ref|; integer compute
+// must be exact (modulo 2^32).
 VerifyResult verify_gemm(const GemmDesc& desc, const MatrixView& A, const MatrixView& B,
                          const MatrixView& C0, const MatrixView& C, const VerifyOptions& opt = {});
-
-// The GEMM kernels compiled in for a device (names, types, one-line summaries).
-struct GemmKernelInfo {
-  std::string name;
-  std::string summary;
-  std::vector<DType> types;
-};
-std::vector<GemmKernelInfo> gemm_kernels(const Device& device);
 
 }  // namespace kafel

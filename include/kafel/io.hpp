@@ -25,6 +25,16 @@ void check_host_memory(double bytes, const std::string& what);
 // ("'m.dat': A holds NaN at (3, 7)"). Integer matrices always pass.
 void check_finite(const MatrixView& m, const std::string& what);
 
+// ---- output files ---------------------------------------------------------------------------
+
+// Throws IoError now when `path` could not be written later (its directory is missing or not
+// writable, the path is a directory or a read-only file), so long jobs fail before they start.
+void check_writable(const std::string& path);
+// Writes `bytes` to a temporary file in the same directory and renames it over `path` only
+// when complete: on any failure (full disk, error) the temporary is removed and an existing
+// `path` is left untouched. Every file kafel writes goes through this. Throws IoError.
+void write_file_atomic(const std::string& path, const std::string& bytes);
+
 // ---- matmul.dat --------------------------------------------------------------------------
 // int32 m, p, n (native little-endian), then A (m x p), B (p x n), C = A*B (m x n), all float32
 // row-major. Sizes must be positive; the file length must match the header exactly.

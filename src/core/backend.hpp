@@ -1,5 +1,6 @@
-// The contract between the framework and a backend: devices, GEMM kernels, plans.
-// A backend is one registry (src/<backend>/registry.cpp); adding a kernel is one line there.
+// The contract between the framework and a backend: devices, GEMM kernels and their plans.
+// A kernel file registers its own kernel(s) with one `Register` object (core/registry.hpp);
+// nothing else in the tree lists kernels.
 #pragma once
 
 #include <cstdint>
@@ -11,13 +12,15 @@
 
 #include "kafel/device.hpp"
 #include "kafel/gemm.hpp"
+#include "kafel/kernels.hpp"
 #include "kafel/params.hpp"
 
 namespace kafel {
 
 // Operands as every kernel sees them, normalised by the framework (see normalize_gemm):
 // all row-major. op(A) is m x k: A is m x k (lda >= k) for N, k x m (lda >= m) for T.
-// Likewise B is k x n (N) or n x k (T); C is m x n, ldc >= n. Host pointers.
+// Likewise B is k x n (N) or n x k (T); C is m x n, ldc >= n. Host pointers; element types
+// are desc.types (A and B in types.a / types.b, C in types.c).
 struct GemmArgs {
   GemmDesc desc;
   const void* a = nullptr;
@@ -45,55 +48,57 @@ class GemmPlan {
   virtual std::string timer() const = 0;
 };
 
-struct GemmKernel {
-  std::string name;     // "<backend>.<rung>", e.g. "cpu.naive", "cuda.smem"
-  std::string summary;  // one line: what the rung does
-  std::vector<DType> types;
-  ParamSpace params;  // launch / tile parameters (empty when none)
-  // Throws Unsupported when the kernel cannot do this problem (and says why), InvalidArgument
-  // for bad parameters. `params` is already resolved (defaults, tuned values, overrides).
-  std::function<std::unique_ptr<GemmPlan>(const Device&, const GemmDesc&, const Params&)> make_plan;
-  // Extra operand rounding for verification (tensor-core modes); see VerifyOptions.
-  double input_roundoff = 0;
-  // A comparison library (OpenBLAS, cuBLAS, CLBlast), not one of ours; `--vs` selects these.
-  bool baseline = false;
+using PlanFactory =
+    std::function<std::unique_ptr<GemmPlan>(const Device&, const GemmDesc&, const Params&)>;
 
-  bool supports(DType t) const;
+// A GEMM kernel: its public description plus what the framework needs to choose and run it.
+struct GemmKernel : GemmKernelInfo {
+  PlanFactory make_plan;
+  // Limits beyond the type table, checked before a plan is made: "" when this kernel can run
+  // `desc` on `device` with `params`, else why not (grid limits, shared / local memory for the
+  // type, compiled shapes, m*n <= 1024 for one block). Null: no further limits.
+  std::function<std::string(const Device&, const GemmDesc&, const Params&)> can_implement;
+  // Parameters the kernel prefers for a problem before tuning (may name a subset); applied over
+  // the defaults, under tuned values and user overrides. Null: the defaults.
+  std::function<Params(const Device&, const GemmDesc&)> heuristic;
+  // Rank when the user names no kernel: the highest positive one that can run wins; 0 never.
+  std::function<int(const Device&, const GemmDesc&)> preference;
+
+  // Every check in order: type roles and device features (runs), parameter ranges and
+  // constraint, can_implement. "" when the kernel can run this problem here.
+  std::string can_run(const Device& device, const GemmDesc& desc, const Params& params) const;
+  int preference_for(const Device& device, const GemmDesc& desc) const {
+    return preference ? preference(device, desc) : 0;
+  }
 };
+
+// A constant preference, for kernels that are the default wherever they can run.
+inline std::function<int(const Device&, const GemmDesc&)> always(int rank) {
+  return [rank](const Device&, const GemmDesc&) { return rank; };
+}
+
+// Type support helpers for registrations: the natural roles of each storage type, each
+// needing `needs`.
+std::vector<TypeSupport> natural_types(std::initializer_list<DType> types, Caps needs = {});
 
 struct Backend {
   std::string name;  // "cpu", "opencl", "cuda"
+  int rank = 0;      // listing order: cpu 0, opencl 1, cuda 2
   std::function<std::vector<Device>()> devices;
-  std::function<std::vector<GemmKernel>()> gemm_kernels;
-  // The kernel used when the user names none, for a device and type.
-  std::function<std::string(const Device&, DType)> default_gemm_kernel;
 };
 
-// Backends compiled into this build, CPU first.
+// Backends compiled into this build, in rank order.
 const std::vector<Backend>& backends();
 const Backend& backend_of(const Device& device);
-// The kernels of the device's backend; cached after the first call.
+// The GEMM kernels of the device's backend in ladder order (rung, then name).
 const std::vector<GemmKernel>& kernels_for(const Device& device);
 // Throws InvalidArgument listing the kernels available when `name` is unknown.
 const GemmKernel& find_gemm_kernel(const Device& device, std::string_view name);
 
-// Each backend's registry (defined in src/<backend>/registry.cpp).
-Backend cpu_backend();
-#ifdef KAFEL_WITH_OPENCL
-Backend opencl_backend();
-#endif
-#ifdef KAFEL_WITH_CUDA
-Backend cuda_backend();
-#endif
-
-// Parameters a kernel runs with: its defaults, then the tuning database's entry for this
-// device and size class (when one exists), then `overrides`. `source` says which applied.
-Params choose_params(const GemmKernel& kernel, const Device& device, const GemmDesc& desc,
-                     const Params& overrides, std::string* source = nullptr);
-
 // Validates shapes and turns any combination of layouts into the row-major GemmArgs above
 // (a column-major C swaps the roles of A and B; a column-major operand flips its op).
+// The roles are the views' element types with `compute`.
 GemmArgs normalize_gemm(Op op_a, Op op_b, double alpha, const MatrixView& A, const MatrixView& B,
-                        double beta, const MatrixView& C);
+                        double beta, const MatrixView& C, Compute compute);
 
 }  // namespace kafel

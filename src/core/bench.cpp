@@ -1,6 +1,6 @@
 // The benchmark harness: random operands, one verified run, then warm-up and timed runs.
 // Nothing is timed before the result has been checked against the float64 reference.
-#include "core/bench.hpp"
+#include "kafel/bench.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -8,9 +8,10 @@
 #include <random>
 #include <sstream>
 
-#include "core/report_util.hpp"
+#include "core/backend.hpp"
 #include "kafel/error.hpp"
 #include "kafel/io.hpp"
+#include "kafel/kernels.hpp"
 #include "kafel/matrix.hpp"
 
 namespace kafel {
@@ -24,17 +25,17 @@ double ms_since(Clock::time_point t0) {
 }
 
 // The operands of one benchmark, stored as the kernels see them (row-major, tight).
-struct Operands {
+struct BenchOperands {
   Matrix a, b, c0, c;
   GemmArgs args;
 };
 
 // Host memory for A, B, C0 and C, and device memory for one copy; throws OutOfMemory.
 void check_fits(const Device& dev, const GemmDesc& d) {
-  const double bytes =
-      (double(d.m) * double(d.k) + double(d.k) * double(d.n) + double(d.m) * double(d.n)) *
-      double(dtype_size(d.dtype));
-  check_host_memory(bytes + double(d.m) * double(d.n) * double(dtype_size(d.dtype)),
+  const double bytes = double(d.m) * double(d.k) * double(dtype_size(d.types.a)) +
+                       double(d.k) * double(d.n) * double(dtype_size(d.types.b)) +
+                       double(d.m) * double(d.n) * double(dtype_size(d.types.c));
+  check_host_memory(bytes + double(d.m) * double(d.n) * double(dtype_size(d.types.c)),
                     "the operands of " + d.shape());
   if (dev.global_memory && bytes > double(dev.global_memory)) {
     throw OutOfMemory("the operands of " + d.shape() + " need " + human_bytes(bytes) + " but " +
@@ -42,16 +43,22 @@ void check_fits(const Device& dev, const GemmDesc& d) {
   }
 }
 
-Operands make_operands(const GemmDesc& d, std::uint64_t seed) {
-  Operands o;
+BenchOperands make_operands(const GemmDesc& d, std::uint64_t seed, bool integers) {
+  BenchOperands o;
   bool ta = d.op_a == Op::T, tb = d.op_b == Op::T;
-  o.a = Matrix(d.dtype, ta ? d.k : d.m, ta ? d.m : d.k);
-  o.b = Matrix(d.dtype, tb ? d.n : d.k, tb ? d.k : d.n);
-  o.c0 = Matrix(d.dtype, d.m, d.n);
+  o.a = Matrix(d.types.a, ta ? d.k : d.m, ta ? d.m : d.k);
+  o.b = Matrix(d.types.b, tb ? d.n : d.k, tb ? d.k : d.n);
+  o.c0 = Matrix(d.types.c, d.m, d.n);
   std::mt19937_64 rng(seed);
-  fill_random_normal(o.a, rng);
-  fill_random_normal(o.b, rng);
-  if (d.beta != 0) fill_random_normal(o.c0, rng);
+  auto fill = [&](const Matrix& x) {
+    if (integers)
+      fill_random_integers(x, rng);
+    else
+      fill_random_normal(x, rng);
+  };
+  fill(o.a);
+  fill(o.b);
+  if (d.beta != 0) fill(o.c0);
   o.c = o.c0.clone();
   if (d.beta == 0) poison(o.c);  // beta == 0 must not read C; unwritten elements then fail
   o.args = GemmArgs{d, o.a.data(), o.a.cols(), o.b.data(), o.b.cols(), o.c.data(), o.c.cols()};
@@ -62,13 +69,17 @@ double gflops(double flops, double ms) {
   return ms > 0 ? flops / (ms * 1e6) : 0;
 }
 
-BenchRecord base_record(const Device& dev, const GemmKernel& kernel, const GemmDesc& d) {
+BenchRecord base_record(const Device& dev, const std::string& kernel, const GemmDesc& d) {
   BenchRecord r;
-  r.kernel = kernel.name;
-  r.baseline = kernel.baseline;
+  r.kernel = kernel;
+  r.baseline = !kernel.empty() && find_gemm_kernel(dev, kernel).baseline;
   r.device = dev.id;
   r.device_name = dev.name;
-  r.type = std::string(to_string(d.dtype));
+  r.type = d.types.name();
+  r.a_type = std::string(to_string(d.types.a));
+  r.b_type = std::string(to_string(d.types.b));
+  r.c_type = std::string(to_string(d.types.c));
+  r.compute = std::string(to_string(d.types.compute));
   r.m = d.m;
   r.n = d.n;
   r.k = d.k;
@@ -88,13 +99,11 @@ void set_failed(BenchRecord& r, const std::string& why) {
 }
 
 // Runs slot 0 once and checks it; returns false (record failed) when it does not verify.
-bool verified_run(GemmPlan& plan, const GemmKernel& kernel, const GemmDesc& d, Operands& o,
-                  const BenchOptions& opt, BenchRecord& r) {
+bool verified_run(GemmPlan& plan, const GemmDesc& d, BenchOperands& o, const BenchOptions& opt,
+                  BenchRecord& r) {
   plan.run(0);
   plan.fetch();
-  VerifyOptions vo = opt.verify;
-  vo.input_roundoff = kernel.input_roundoff;
-  VerifyResult v = verify_gemm(d, o.a, o.b, o.c0, o.c, vo);
+  VerifyResult v = verify_gemm(d, o.a, o.b, o.c0, o.c, opt.verify);
   r.verified = v.passed;
   r.verify_method = v.method;
   r.max_abs_err = v.max_abs_err;
@@ -118,11 +127,12 @@ void timed_runs(GemmPlan& plan, int slots, const BenchOptions& opt, BenchRecord&
   r.reps = int(times.size());
   r.median_ms = median(times);
   r.best_ms = *std::min_element(times.begin(), times.end());
+  r.spread = r.median_ms > 0 ? (quantile(times, 0.9) - quantile(times, 0.1)) / r.median_ms : 0;
 }
 
 // Load + run + fetch on a fresh plan, as a user calling kafel::gemm would see it.
 double total_time(const Device& dev, const GemmKernel& kernel, const GemmDesc& d,
-                  const Params& params, Operands& o, int repeats) {
+                  const Params& params, BenchOperands& o, int repeats) {
   std::vector<double> totals;
   for (int i = 0; i < repeats; ++i) {
     auto plan = kernel.make_plan(dev, d, params);
@@ -136,24 +146,28 @@ double total_time(const Device& dev, const GemmKernel& kernel, const GemmDesc& d
   return median(totals);  // repeats is odd (1 or 3): the middle run
 }
 
-void measure(const Device& dev, const GemmKernel& kernel, const GemmDesc& d,
-             const BenchOptions& opt, BenchRecord& r) {
-  r.params = choose_params(kernel, dev, d, opt.overrides, &r.params_source);
+void measure(const Device& dev, const GemmDesc& d, const BenchOptions& opt, BenchRecord& r) {
+  const GemmChoice choice = choose_gemm(dev, d, r.kernel, opt.overrides);
+  const GemmKernel& kernel = find_gemm_kernel(dev, choice.kernel);
+  r.kernel = kernel.name;
+  r.baseline = kernel.baseline;
+  r.params = choice.params;
+  r.params_source = choice.source;
   r.config = r.params.empty() ? "(" + r.params_source + ")"
-                              : format_params(r.params) + " (" + r.params_source + ")";
+                              : kernel.params.format(r.params) + " (" + r.params_source + ")";
   check_fits(dev, d);
-  Operands o = make_operands(d, opt.seed);
+  BenchOperands o = make_operands(d, opt.seed, opt.integer_values);
   double bytes = double(o.a.bytes() + o.b.bytes() + o.c.bytes());
   r.slots = opt.rotate ? rotation_slots(bytes, dev.cache_bytes) : 1;
   auto plan = kernel.make_plan(dev, d, r.params);
   r.timer = plan->timer();
   plan->load(o.args, r.slots);
-  if (!verified_run(*plan, kernel, d, o, opt, r)) return;
+  if (!verified_run(*plan, d, o, opt, r)) return;
   timed_runs(*plan, r.slots, opt, r);
   r.total_ms = total_time(dev, kernel, d, r.params, o, r.median_ms > 100 ? 1 : 3);
   r.gflops = gflops(d.flops(), r.median_ms);
   r.best_gflops = gflops(d.flops(), r.best_ms);
-  double peak = dev.peak_gflops(d.dtype);
+  double peak = dev.peak_gflops(d.types);
   r.peak_pct = peak > 0 ? 100.0 * r.gflops / peak : 0;
   r.status = "ok";
 }
@@ -166,17 +180,16 @@ int rotation_slots(double bytes, std::uint64_t cache_bytes) {
   return int(std::min(8.0, std::ceil(twice_cache / bytes)));
 }
 
-BenchRecord bench_gemm(const Device& device, const GemmKernel& kernel, const GemmDesc& desc,
+BenchRecord bench_gemm(const Device& device, const std::string& kernel, const GemmDesc& desc,
                        const BenchOptions& opt) {
   desc.validate();
-  BenchRecord r = base_record(device, kernel, desc);
+  if (opt.reps < 1 || opt.warmup < 0)
+    throw InvalidArgument("bench: reps must be >= 1 and warmup >= 0 (got " +
+                          std::to_string(opt.reps) + ", " + std::to_string(opt.warmup) + ")");
+  BenchRecord r = base_record(device, kernel, desc);  // an unknown name throws here
   r.params = opt.overrides;  // what was asked for, kept when the kernel skips it
-  if (!kernel.supports(desc.dtype)) {
-    set_skipped(r, kernel.name + " does not support " + r.type);
-    return r;
-  }
   try {
-    measure(device, kernel, desc, opt, r);
+    measure(device, desc, opt, r);
   } catch (const Unsupported& e) {
     set_skipped(r, e.what());
   } catch (const OutOfMemory& e) {
@@ -189,11 +202,28 @@ BenchRecord bench_gemm(const Device& device, const GemmKernel& kernel, const Gem
   return r;
 }
 
+CheckedRun run_verified(const Device& device, const GemmDesc& desc, const MatrixView& A,
+                        const MatrixView& B, const MatrixView& C0, const MatrixView& C,
+                        const GemmOptions& opt) {
+  // With beta == 0, C must not be read: poison it so a kernel that reads it produces NaN (or a
+  // sentinel for integers), and one that skips an element fails.
+  if (desc.beta == 0.0)
+    poison(C);
+  else
+    copy(C0, C);
+  GemmOptions o = opt;
+  o.compute = desc.types.compute;
+  CheckedRun out;
+  out.report = gemm(device, desc.op_a, desc.op_b, desc.alpha, A, B, desc.beta, C, o);
+  out.verify = verify_gemm(desc, A, B, C0, C);
+  return out;
+}
+
 std::string progress_line(int index, int total, const std::string& kernel, const GemmDesc& desc,
                           const Params& params) {
   std::ostringstream os;
-  os << '[' << index << '/' << total << "] " << kernel << ' ' << desc.m << 'x' << desc.n << 'x'
-     << desc.k << ' ' << to_string(desc.dtype);
+  os << '[' << index << '/' << total << "] " << (kernel.empty() ? "(default)" : kernel) << ' '
+     << desc.m << 'x' << desc.n << 'x' << desc.k << ' ' << desc.types.name();
   if (desc.op_a != Op::N || desc.op_b != Op::N)
     os << ' ' << to_string(desc.op_a) << to_string(desc.op_b);
   if (!params.empty()) os << ' ' << format_params(params);

@@ -5,12 +5,12 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <set>
+#include <sstream>
 #include <tuple>
 
-#include "core/bench.hpp"
-#include "core/device_json.hpp"
-#include "core/report_util.hpp"
+#include "kafel/bench.hpp"
 #include "kafel/error.hpp"
+#include "kafel/io.hpp"
 #include "kafel/version.hpp"
 
 namespace kafel {
@@ -30,12 +30,17 @@ Json to_json(const BenchRecord& r) {
               {"device", r.device},
               {"device_name", r.device_name},
               {"type", r.type},
+              {"a_type", r.a_type},
+              {"b_type", r.b_type},
+              {"c_type", r.c_type},
+              {"compute", r.compute},
               {"m", r.m},
               {"n", r.n},
               {"k", r.k},
               {"op", r.op},
               {"median_ms", r.median_ms},
               {"best_ms", r.best_ms},
+              {"spread", r.spread},
               {"gflops", r.gflops},
               {"best_gflops", r.best_gflops},
               {"peak_pct", r.peak_pct},
@@ -50,12 +55,6 @@ Json to_json(const BenchRecord& r) {
               {"timer", r.timer},
               {"status", r.status},
               {"error", r.error}};
-}
-
-std::ofstream open_out(const std::string& path) {
-  std::ofstream f(path);
-  if (!f) throw IoError("cannot create '" + path + "'");
-  return f;
 }
 
 std::string fmt_ms(double ms) {
@@ -182,7 +181,7 @@ void print_one_grid(std::ostream& os, const GridKey& key, const std::vector<cons
 
 std::string bench_json_text(const std::vector<BenchRecord>& records, const Device* device) {
   Json doc{{"kafel_version", KAFEL_VERSION}};
-  doc["device"] = device ? device_json(*device) : Json(nullptr);
+  doc["device"] = device ? Json::parse(device_json(*device)) : Json(nullptr);
   doc["records"] = Json::array();
   for (const auto& r : records) doc["records"].push_back(to_json(r));
   return doc.dump(2) + "\n";
@@ -190,13 +189,11 @@ std::string bench_json_text(const std::vector<BenchRecord>& records, const Devic
 
 void write_bench_json(const std::string& path, const std::vector<BenchRecord>& records,
                       const Device* device) {
-  auto f = open_out(path);
-  f << bench_json_text(records, device);
-  if (!f.flush()) throw IoError("cannot write '" + path + "'");
+  write_file_atomic(path, bench_json_text(records, device));
 }
 
 void write_bench_csv(const std::string& path, const std::vector<BenchRecord>& records) {
-  auto f = open_out(path);
+  std::ostringstream f;
   const Json columns = to_json(BenchRecord{});
   std::string line;
   for (auto it = columns.begin(); it != columns.end(); ++it) {
@@ -215,7 +212,7 @@ void write_bench_csv(const std::string& path, const std::vector<BenchRecord>& re
     }
     f << line << '\n';
   }
-  if (!f.flush()) throw IoError("cannot write '" + path + "'");
+  write_file_atomic(path, f.str());
 }
 
 void print_bench_table(std::ostream& os, const std::vector<BenchRecord>& records,

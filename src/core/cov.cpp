@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "core/cov_backend.hpp"
+#include "core/registry.hpp"
 #include "kafel/error.hpp"
 
 namespace kafel {
@@ -94,50 +95,20 @@ double cov_rel_err(const CovResult& cov, const CovResult& ref) {
   return std::sqrt(num / den);
 }
 
-const std::vector<CovKernel>& cov_kernels_for(const Device& device) {
-  static std::mutex mutex;
-  static std::map<std::string, std::vector<CovKernel>> cache;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = cache.find(device.backend);
-  if (it != cache.end()) return it->second;
-  std::vector<CovKernel> list;
-  if (device.backend == "cpu") list = cpu_cov_kernels();
-#ifdef KAFEL_WITH_OPENCL
-  else if (device.backend == "opencl")
-    list = opencl_cov_kernels();
-#endif
-#ifdef KAFEL_WITH_CUDA
-  else if (device.backend == "cuda")
-    list = cuda_cov_kernels();
-#endif
-  else
-    throw InvalidArgument("device " + device.id + " belongs to backend '" + device.backend +
-                          "', which this build does not include");
-  return cache.emplace(device.backend, std::move(list)).first->second;
-}
-
-const CovKernel& find_cov_kernel(const Device& device, const std::string& name) {
-  const auto& list = cov_kernels_for(device);
-  for (const auto& k : list)
-    if (k.name == name) return k;
-  std::string known;
-  for (const auto& k : list) known += (known.empty() ? "" : ", ") + k.name;
-  throw InvalidArgument("unknown covariance kernel '" + name + "' for " + device.id +
-                        "; available: " + known);
-}
-
-std::vector<CovKernelInfo> cov_kernels(const Device& device) {
-  std::vector<CovKernelInfo> out;
-  for (const auto& k : cov_kernels_for(device))
-    out.push_back({k.name, k.summary, k.max_channels, k.baseline});
-  return out;
-}
-
-std::string default_cov_kernel(const Device& device, std::int64_t channels) {
-  for (const auto& k : cov_kernels_for(device))
-    if (k.is_default && (k.max_channels == 0 || channels <= k.max_channels)) return k.name;
-  throw Unsupported("no covariance kernel for " + std::to_string(channels) + " channels on " +
-                    device.id);
+std::string default_cov_kernel(const Device& device, std::int64_t channels, DType sample_type) {
+  const CovKernel* best = nullptr;
+  for (const auto& k : cov_kernels_for(device)) {
+    if (k.preference <= 0 || k.baseline) continue;
+    if (k.max_channels && channels > k.max_channels) continue;
+    if (std::find(k.sample_types.begin(), k.sample_types.end(), sample_type) ==
+        k.sample_types.end())
+      continue;
+    if (!best || k.preference > best->preference) best = &k;
+  }
+  if (!best)
+    throw Unsupported("no covariance kernel for " + std::to_string(channels) + " channels of " +
+                      std::string(to_string(sample_type)) + " samples on " + device.id);
+  return best->name;
 }
 
 namespace {

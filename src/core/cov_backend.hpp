@@ -10,6 +10,7 @@
 
 #include "kafel/cov.hpp"
 #include "kafel/device.hpp"
+#include "kafel/kernels.hpp"
 #include "kafel/params.hpp"
 
 namespace kafel {
@@ -95,27 +96,18 @@ class CovPlan {
   virtual double copy_floor_ms() { return 0; }
 };
 
-struct CovKernel {
-  std::string name;     // "<backend>.<rung>", e.g. "cpu.fast", "cuda.onepass"
-  std::string summary;  // one line: what the rung does
-  ParamSpace params;
+// A covariance kernel: its public description plus the plan factory. Registered by its own
+// file with a `Register` object (core/registry.hpp), like GEMM kernels.
+struct CovKernel : CovKernelInfo {
   // Throws Unsupported when the kernel cannot do this shape (and says why).
   std::function<std::unique_ptr<CovPlan>(const Device&, const CovDesc&, const Params&)> make_plan;
-  std::int64_t max_channels = 0;  // 0 = any
-  bool is_default = false;        // candidate for default_cov_kernel, in registry order
-  bool baseline = false;          // vendor library used as a comparison
+  // Rank when the user names no kernel: the highest positive one whose channel limit admits
+  // the shape wins; 0 = never chosen by default.
+  int preference = 0;
 };
 
-// Each backend's covariance registry (src/<backend>/cov_registry.*).
-std::vector<CovKernel> cpu_cov_kernels();
-#ifdef KAFEL_WITH_OPENCL
-std::vector<CovKernel> opencl_cov_kernels();
-#endif
-#ifdef KAFEL_WITH_CUDA
-std::vector<CovKernel> cuda_cov_kernels();
-#endif
-
-// The kernels of a device's backend (cached), and lookup by name (InvalidArgument lists them).
+// The kernels of a device's backend in ladder order, and lookup by name (InvalidArgument lists
+// them).
 const std::vector<CovKernel>& cov_kernels_for(const Device& device);
 const CovKernel& find_cov_kernel(const Device& device, const std::string& name);
 
@@ -123,6 +115,9 @@ const CovKernel& find_cov_kernel(const Device& device, const std::string& name);
 // GEMM (Y Y^T, op T) and accumulated in float64 on the host. Any channel count; meant for
 // hundreds of channels, where covariance is a compute-bound SYRK.
 CovKernel make_syrk_cov_kernel(const std::string& prefix);
+
+// The float64 two-pass oracle (behind reference_covariance and cpu.reference), multi-threaded.
+void reference_moments(const CovArgs& args, CovMoments& out);
 
 // Divides, mirrors and rounds: CovMoments -> CovResult (counts NaN entries).
 CovResult finalize_cov(const CovDesc& desc, const CovMoments& m);

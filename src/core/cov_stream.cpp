@@ -6,7 +6,7 @@
 #include <chrono>
 #include <thread>
 
-#include "core/report_util.hpp"
+#include "kafel/bench.hpp"
 #include "kafel/error.hpp"
 
 namespace kafel {

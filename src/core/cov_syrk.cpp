@@ -71,11 +71,10 @@ CovKernel make_syrk_cov_kernel(const std::string& prefix) {
   CovKernel k;
   k.name = prefix + ".syrk";
   k.summary = "many channels: pilot-shifted chunks through the device's GEMM (Y*Y^T), float64 sums";
-  k.params.params = {
-      {"CHUNK", 512, {256, 512, 1024, 4096}, "samples per GEMM (its float sums are this long)"}};
-  k.params.constraint = [](const Params& p) -> std::string {
-    return p.at("CHUNK") >= 1 && p.at("CHUNK") <= (1 << 24) ? "" : "CHUNK must be in 1..16777216";
-  };
+  k.rung = 90;  // after the one-pass rungs
+  k.sample_types = {DType::f32};
+  k.params.params = {param("CHUNK", 512, {256, 512, 1024, 4096}, 1, 1 << 24,
+                           "samples per GEMM (its float sums are this long)")};
   k.make_plan = [](const Device& dev, const CovDesc&, const Params& p) -> std::unique_ptr<CovPlan> {
     return std::make_unique<SyrkPlan>(dev, p.at("CHUNK"), std::string());
   };

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "core/backend.hpp"
@@ -44,8 +45,64 @@ const Device* first_of(const std::vector<Device>& all, const std::string& backen
 
 }  // namespace
 
-double Device::peak_gflops(DType t) const {
-  return t == DType::f64 ? peak_gflops_f64 : peak_gflops_f32;
+namespace {
+
+// The tensor_peaks key of a compute mode on matrix units, "" for plain SIMT arithmetic.
+std::string matrix_unit_key(const GemmTypes& t) {
+  switch (t.compute) {
+    case Compute::tf32:
+    case Compute::tf32x3:
+      return "tf32";
+    case Compute::f64:
+      return "f64";
+    case Compute::i32:
+      return t.a == DType::i8 ? "i8" : "";
+    case Compute::f32:
+      if (t.a == DType::f16) return "f16";
+      if (t.a == DType::bf16) return "bf16";
+      if (t.a == DType::e4m3 || t.a == DType::e5m2) return "fp8";
+      return "";
+    case Compute::f16:
+      return "f16";
+  }
+  return "";
+}
+
+}  // namespace
+
+double Device::peak_gflops(const GemmTypes& t) const {
+  const std::string key = matrix_unit_key(t);
+  for (const auto& [name, value] : tensor_peaks)
+    if (name == key && value > 0)  // 3xtf32 runs three tf32 products per useful one
+      return t.compute == Compute::tf32x3 ? value / 3.0 : value;
+  return t.compute == Compute::f64 ? peak_gflops_f64 : peak_gflops_f32;
+}
+
+std::string device_json(const Device& d, int indent) {
+  using Json = nlohmann::ordered_json;
+  Json details = Json::object();
+  for (const auto& [key, value] : d.details) details[key] = value;
+  Json peaks = Json::object();
+  for (const auto& [key, value] : d.tensor_peaks) peaks[key] = value;
+  const Json j{{"id", d.id},
+               {"backend", d.backend},
+               {"name", d.name},
+               {"vendor", d.vendor},
+               {"driver", d.driver},
+               {"is_gpu", d.is_gpu},
+               {"compute_units", d.compute_units},
+               {"clock_mhz", d.clock_mhz},
+               {"global_memory", d.global_memory},
+               {"local_memory", d.local_memory},
+               {"cache_bytes", d.cache_bytes},
+               {"peak_gflops_f32", d.peak_gflops_f32},
+               {"peak_gflops_f64", d.peak_gflops_f64},
+               {"tensor_peaks", peaks},
+               {"bandwidth_gbs", d.bandwidth_gbs},
+               {"capabilities", d.caps.names()},
+               {"sm_version", d.sm_version},
+               {"details", details}};
+  return j.dump(indent);
 }
 
 std::vector<Device> list_devices() {

@@ -1,8 +1,9 @@
-// The GEMM entry point: validates shapes, normalises layouts, picks the kernel, runs the plan.
+// The GEMM entry point: validates shapes and roles, normalises layouts, runs the chosen plan.
 // Normalisation lets every kernel assume row-major operands with op N or T.
 #include "kafel/gemm.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -12,6 +13,12 @@
 
 namespace kafel {
 namespace {
+
+std::string format_scalar(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
 
 std::string dims(std::int64_t r, std::int64_t c) {
   return std::to_string(r) + "x" + std::to_string(c);
@@ -28,15 +35,15 @@ void to_row_major(MatrixView& v, Op& op) {
 }  // namespace
 
 double GemmDesc::min_bytes() const {
-  const double es = double(dtype_size(dtype));
   const double c_passes = beta != 0.0 ? 2.0 : 1.0;
-  return es * (double(m) * double(k) + double(k) * double(n) + c_passes * double(m) * double(n));
+  return double(dtype_size(types.a)) * double(m) * double(k) +
+         double(dtype_size(types.b)) * double(k) * double(n) +
+         double(dtype_size(types.c)) * c_passes * double(m) * double(n);
 }
 
 std::string GemmDesc::shape() const {
   return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " " +
-         std::string(to_string(op_a)) + std::string(to_string(op_b)) + " " +
-         std::string(to_string(dtype));
+         std::string(to_string(op_a)) + std::string(to_string(op_b)) + " " + types.name();
 }
 
 void GemmDesc::validate() const {
@@ -50,17 +57,23 @@ void GemmDesc::validate() const {
                           ", k=" + std::to_string(k) + " are too large to address");
   if (!std::isfinite(alpha) || !std::isfinite(beta))
     throw InvalidArgument("alpha and beta must be finite");
+  if (const std::string why = types.check(); !why.empty()) throw InvalidArgument(why);
+  if (types.exact()) {
+    // Integer GEMM: alpha and beta are int32 values, never silently truncated (0.5 -> 0).
+    for (auto [v, what] : {std::pair{alpha, "alpha"}, {beta, "beta"}})
+      if (v != std::nearbyint(v) || std::fabs(v) > 2147483647.0)
+        throw InvalidArgument(std::string(what) + " = " + format_scalar(v) +
+                              " is not an int32 value, as integer GEMM (" + types.name() +
+                              ") needs");
+  }
 }
 
 GemmArgs normalize_gemm(Op op_a, Op op_b, double alpha, const MatrixView& A_in,
-                        const MatrixView& B_in, double beta, const MatrixView& C_in) {
+                        const MatrixView& B_in, double beta, const MatrixView& C_in,
+                        Compute compute) {
   A_in.validate("A");
   B_in.validate("B");
   C_in.validate("C");
-  if (A_in.dtype != B_in.dtype || A_in.dtype != C_in.dtype)
-    throw InvalidArgument(
-        "A, B and C must have one element type (got " + std::string(to_string(A_in.dtype)) + ", " +
-        std::string(to_string(B_in.dtype)) + ", " + std::string(to_string(C_in.dtype)) + ")");
   const std::int64_t m = op_a == Op::N ? A_in.rows : A_in.cols;
   const std::int64_t ka = op_a == Op::N ? A_in.cols : A_in.rows;
   const std::int64_t kb = op_b == Op::N ? B_in.rows : B_in.cols;
@@ -72,12 +85,18 @@ GemmArgs normalize_gemm(Op op_a, Op op_b, double alpha, const MatrixView& A_in,
     throw InvalidArgument("C is " + dims(C_in.rows, C_in.cols) + " but op(A)*op(B) is " +
                           dims(m, n));
 
+  GemmTypes types;
+  types.a = A_in.dtype;
+  types.b = B_in.dtype;
+  types.c = C_in.dtype;
+  types.compute = compute;
   MatrixView A = A_in, B = B_in, C = C_in;
   if (C.layout == Layout::ColMajor) {
     // C^T = op(B)^T op(A)^T, with C^T row-major: swap operands, each seen transposed.
     C = C.transposed();
     MatrixView a2 = B.transposed(), b2 = A.transposed();
     std::swap(op_a, op_b);
+    std::swap(types.a, types.b);
     A = a2;
     B = b2;
   }
@@ -85,7 +104,7 @@ GemmArgs normalize_gemm(Op op_a, Op op_b, double alpha, const MatrixView& A_in,
   to_row_major(B, op_b);
 
   GemmArgs args;
-  args.desc = GemmDesc{C.rows, C.cols, ka, op_a, op_b, alpha, beta, C.dtype};
+  args.desc = GemmDesc{C.rows, C.cols, ka, op_a, op_b, alpha, beta, types};
   args.desc.validate();
   args.a = A.data;
   args.lda = A.ld;
@@ -99,22 +118,14 @@ GemmArgs normalize_gemm(Op op_a, Op op_b, double alpha, const MatrixView& A_in,
 GemmReport gemm(const Device& device, Op op_a, Op op_b, double alpha, const MatrixView& A,
                 const MatrixView& B, double beta, const MatrixView& C, const GemmOptions& opt) {
   const auto start = std::chrono::steady_clock::now();
-  GemmArgs args = normalize_gemm(op_a, op_b, alpha, A, B, beta, C);
-  const Backend& backend = backend_of(device);
-  const std::string name =
-      opt.kernel.empty() ? backend.default_gemm_kernel(device, args.desc.dtype) : opt.kernel;
-  const GemmKernel& kernel = find_gemm_kernel(device, name);
-  if (!kernel.supports(args.desc.dtype))
-    throw Unsupported("kernel " + kernel.name + " does not support " +
-                      std::string(to_string(args.desc.dtype)));
-  std::string source;
-  const Params params = choose_params(kernel, device, args.desc, opt.params, &source);
-
+  const Compute compute = opt.compute ? *opt.compute : default_compute(A.dtype);
+  GemmArgs args = normalize_gemm(op_a, op_b, alpha, A, B, beta, C, compute);
+  const GemmChoice choice = choose_gemm(device, args.desc, opt.kernel, opt.params);
   GemmReport report;
-  report.kernel = kernel.name;
-  report.config = params.empty() ? source : format_params(params) + " (" + source + ")";
+  report.kernel = choice.kernel;
+  report.config = choice.config();
   if (args.desc.m == 0 || args.desc.n == 0) return report;  // nothing to compute or write
-  auto plan = kernel.make_plan(device, args.desc, params);
+  auto plan = find_gemm_kernel(device, choice.kernel).make_plan(device, args.desc, choice.params);
   plan->load(args, 1);
   report.kernel_ms = plan->run(0);
   plan->fetch();

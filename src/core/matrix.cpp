@@ -67,27 +67,48 @@ Matrix Matrix::clone() const {
   return out;
 }
 
+namespace {
+
+// Calls fn(address, type) for every real number of element (i, j): the element itself, or the
+// re and im halves of a complex one (as their component type).
+template <class Fn>
+void for_each_part(const MatrixView& m, std::int64_t i, std::int64_t j, Fn&& fn) {
+  const TypeInfo& t = type_info(m.dtype);
+  char* p = static_cast<char*>(m.address(i, j));
+  if (t.kind != TypeKind::complex) return fn(p, m.dtype);
+  const std::size_t half = t.size / 2;
+  fn(p, t.component);
+  fn(p + half, t.component);
+}
+
+}  // namespace
+
 void fill_random_normal(const MatrixView& m, std::mt19937_64& rng, double mean, double stddev) {
   std::normal_distribution<double> normal(mean, stddev);
   std::uniform_int_distribution<int> ints(-8, 8);
   for (std::int64_t i = 0; i < m.rows; ++i)
     for (std::int64_t j = 0; j < m.cols; ++j)
-      m.set(i, j, m.dtype == DType::i32 ? double(ints(rng)) : normal(rng));
+      for_each_part(m, i, j, [&](void* p, DType t) {
+        store_from_double(t, p, is_integer(t) ? double(ints(rng)) : normal(rng));
+      });
 }
 
 void fill_random_integers(const MatrixView& m, std::mt19937_64& rng, int lo, int hi) {
   std::uniform_int_distribution<int> ints(lo, hi);
   for (std::int64_t i = 0; i < m.rows; ++i)
-    for (std::int64_t j = 0; j < m.cols; ++j) m.set(i, j, double(ints(rng)));
+    for (std::int64_t j = 0; j < m.cols; ++j)
+      for_each_part(m, i, j, [&](void* p, DType t) { store_from_double(t, p, double(ints(rng))); });
 }
 
 void poison(const MatrixView& m) {
   const std::int64_t n = m.span();
+  const TypeInfo& info = type_info(m.dtype);
+  const DType part = info.kind == TypeKind::complex ? info.component : m.dtype;
+  const std::size_t parts = info.kind == TypeKind::complex ? 2 : 1, es = dtype_size(part);
   const double value =
-      m.dtype == DType::i32 ? -1234567.0 : std::numeric_limits<double>::quiet_NaN();
-  const std::size_t es = dtype_size(m.dtype);
-  for (std::int64_t e = 0; e < n; ++e)
-    store_from_double(m.dtype, static_cast<char*>(m.data) + e * es, value);
+      is_integer(part) ? -1234567.0 : std::numeric_limits<double>::quiet_NaN();
+  for (std::int64_t e = 0; e < n * std::int64_t(parts); ++e)
+    store_from_double(part, static_cast<char*>(m.data) + e * es, value);
 }
 
 void copy(const MatrixView& src, const MatrixView& dst) {
@@ -95,6 +116,9 @@ void copy(const MatrixView& src, const MatrixView& dst) {
     throw InvalidArgument("copy: shapes differ (" + std::to_string(src.rows) + "x" +
                           std::to_string(src.cols) + " vs " + std::to_string(dst.rows) + "x" +
                           std::to_string(dst.cols) + ")");
+  if (is_complex(src.dtype) != is_complex(dst.dtype))
+    throw InvalidArgument("copy: cannot convert between " + std::string(to_string(src.dtype)) +
+                          " and " + std::string(to_string(dst.dtype)));
   const bool same_bits = src.dtype == dst.dtype && src.layout == dst.layout;
   for (std::int64_t i = 0; i < src.rows; ++i) {
     if (same_bits && src.layout == Layout::RowMajor) {
@@ -102,10 +126,17 @@ void copy(const MatrixView& src, const MatrixView& dst) {
       continue;
     }
     for (std::int64_t j = 0; j < src.cols; ++j) {
-      if (src.dtype == dst.dtype)
+      if (src.dtype == dst.dtype) {
         std::memcpy(dst.address(i, j), src.address(i, j), dtype_size(src.dtype));
-      else
+      } else if (is_complex(src.dtype)) {
+        double parts[2];
+        int k = 0;
+        for_each_part(src, i, j, [&](void* p, DType t) { parts[k++] = load_as_double(t, p); });
+        k = 0;
+        for_each_part(dst, i, j, [&](void* p, DType t) { store_from_double(t, p, parts[k++]); });
+      } else {
         dst.set(i, j, src.get(i, j));
+      }
     }
   }
 }

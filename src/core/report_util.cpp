@@ -1,6 +1,6 @@
 // Number and size formatting and timing statistics shared by the library's reports and the
 // CLI, so every table and message prints the same way.
-#include "core/report_util.hpp"
+#include "kafel/bench.hpp"
 
 #include <algorithm>
 #include <cmath>

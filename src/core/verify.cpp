@@ -1,5 +1,6 @@
-// Verification of a GEMM result against the float64 reference: exact for int32, a rigorous
-// per-element rounding bound for floats, or Freivalds' O(n^2) random-vector check when large.
+// Verification of a GEMM result against the float64 reference: exact for integer compute, a
+// rigorous per-element rounding bound from the element roles for floats, or Freivalds' O(n^2)
+// random-vector check when large.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -7,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cpu/reference.hpp"
+#include "core/reference.hpp"
 #include "kafel/error.hpp"
 #include "kafel/gemm.hpp"
 
@@ -42,14 +43,30 @@ struct Bound {
   double floor;    // absolute floor (subnormal rounding of the output type)
 };
 
-Bound bound_for(const GemmDesc& d, double input_roundoff) {
-  const double u = d.dtype == DType::f64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
+// The smallest positive value of a floating type (its subnormal floor).
+double smallest(DType t) {
+  switch (t) {
+    case DType::f16:
+      return std::ldexp(1.0, -24);
+    case DType::bf16:
+      return std::ldexp(1.0, -133);
+    case DType::f32:
+      return std::ldexp(1.0, -149);
+    default:
+      return 1e-300;
+  }
+}
+
+Bound bound_for(const GemmDesc& d) {
+  const DType acc = compute_info(d.types.compute).accumulator;
+  const double u = unit_roundoff(acc);
   const double ku = double(d.k + 2) * u;
   const double gamma = ku / std::max(1e-3, 1.0 - ku);
-  const double out = unit_roundoff(d.dtype);
-  const double floor = d.dtype == DType::f16 ? std::ldexp(1.0, -24) : 1e-300;
+  const double out = unit_roundoff(d.types.c);
+  // Subnormal rounding: of the output, and of every partial sum in a narrow accumulator.
+  const double floor = std::max(smallest(d.types.c), double(d.k + 1) * smallest(acc));
   // Factor 2 covers the alpha and beta multiplications and the final addition.
-  return {2.0 * (gamma + 2.0 * input_roundoff), 4.0 * u, 2.0 * out, floor};
+  return {2.0 * (gamma + 2.0 * d.types.input_roundoff()), 4.0 * u, 2.0 * out, floor};
 }
 
 std::string where(std::int64_t i, std::int64_t j) {
@@ -90,7 +107,7 @@ VerifyResult verify_exact(const GemmDesc& d, const MatrixView& A, const MatrixVi
                           const MatrixView& C0, const MatrixView& C) {
   VerifyResult r;
   r.method = "exact";
-  const auto ref = cpu::reference_i32(d.op_a, d.op_b, d.alpha, A, B, d.beta, C0);
+  const auto ref = reference_i32(d.op_a, d.op_b, d.alpha, A, B, d.beta, C0);
   double err2 = 0, ref2 = 0;
   for (std::int64_t i = 0; i < d.m; ++i)
     for (std::int64_t j = 0; j < d.n; ++j) {
@@ -105,9 +122,9 @@ VerifyResult verify_full(const GemmDesc& d, const MatrixView& A, const MatrixVie
                          const MatrixView& C0, const MatrixView& C, const VerifyOptions& opt) {
   VerifyResult r;
   r.method = "full";
-  const auto ref = cpu::reference_f64(d.op_a, d.op_b, d.alpha, A, B, d.beta, C0);
+  const auto ref = reference_f64(d.op_a, d.op_b, d.alpha, A, B, d.beta, C0);
   const Norms nrm = operand_norms(d, A, B);
-  const Bound bd = bound_for(d, opt.input_roundoff);
+  const Bound bd = bound_for(d);
   double err2 = 0, ref2 = 0;
   for (std::int64_t i = 0; i < d.m; ++i)
     for (std::int64_t j = 0; j < d.n; ++j) {
@@ -141,9 +158,10 @@ VerifyResult verify_freivalds_int(const GemmDesc& d, const MatrixView& A, const 
   std::mt19937_64 rng(seed);
   const auto al = static_cast<std::uint32_t>(static_cast<std::int32_t>(d.alpha));
   const auto be = static_cast<std::uint32_t>(static_cast<std::int32_t>(d.beta));
+  // Any integer storage (i32, i8) through its exact double value.
   auto u32 = [](const MatrixView& X, Op op, std::int64_t i, std::int64_t j) {
-    return static_cast<std::uint32_t>(op == Op::N ? X.at<std::int32_t>(i, j)
-                                                  : X.at<std::int32_t>(j, i));
+    return static_cast<std::uint32_t>(
+        static_cast<std::int64_t>(op == Op::N ? X.get(i, j) : X.get(j, i)));
   };
   for (int trial = 0; trial < 2; ++trial) {
     std::vector<std::uint32_t> x(d.n), bx(d.k, 0u);
@@ -171,12 +189,12 @@ VerifyResult verify_freivalds_int(const GemmDesc& d, const MatrixView& A, const 
 
 VerifyResult verify_freivalds(const GemmDesc& d, const MatrixView& A, const MatrixView& B,
                               const MatrixView& C0, const MatrixView& C, const VerifyOptions& opt) {
-  if (d.dtype == DType::i32) return verify_freivalds_int(d, A, B, C0, C, opt.seed);
+  if (d.types.exact()) return verify_freivalds_int(d, A, B, C0, C, opt.seed);
   VerifyResult r;
   r.method = "freivalds";
   std::mt19937_64 rng(opt.seed);
   const Norms nrm = operand_norms(d, A, B);
-  const Bound bd = bound_for(d, opt.input_roundoff);
+  const Bound bd = bound_for(d);
   double sum_nb = 0;
   for (double v : nrm.col_b) sum_nb += v;
   const double u64 = std::ldexp(1.0, -52) * double(d.n + d.k + 2);
@@ -215,6 +233,9 @@ VerifyResult verify_freivalds(const GemmDesc& d, const MatrixView& A, const Matr
 VerifyResult verify_gemm(const GemmDesc& d, const MatrixView& A, const MatrixView& B,
                          const MatrixView& C0, const MatrixView& C, const VerifyOptions& opt) {
   d.validate();
+  if (A.dtype != d.types.a || B.dtype != d.types.b || C.dtype != d.types.c ||
+      (d.beta != 0 && C0.dtype != d.types.c))
+    throw InvalidArgument("verify: the matrices' element types do not match " + d.types.name());
   if (C.rows != d.m || C.cols != d.n || C0.rows != d.m || C0.cols != d.n)
     throw InvalidArgument("verify: C is " + std::to_string(C.rows) + "x" + std::to_string(C.cols) +
                           ", expected " + std::to_string(d.m) + "x" + std::to_string(d.n));
@@ -229,7 +250,7 @@ VerifyResult verify_gemm(const GemmDesc& d, const MatrixView& A, const MatrixVie
   const bool freivalds = opt.method == VerifyMethod::Freivalds ||
                          (opt.method == VerifyMethod::Auto && work > opt.full_limit);
   if (freivalds) return verify_freivalds(d, A, B, C0, C, opt);
-  if (d.dtype == DType::i32) return verify_exact(d, A, B, C0, C);
+  if (d.types.exact()) return verify_exact(d, A, B, C0, C);
   return verify_full(d, A, B, C0, C, opt);
 }
 

@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "cpu/thread_pool.hpp"
+#include "core/thread_pool.hpp"
 #include "kafel/error.hpp"
 
 namespace {

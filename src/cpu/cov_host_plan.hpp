@@ -32,8 +32,6 @@ class CovHostPlan : public CovPlan {
   CovMoments result_;
 };
 
-// The float64 two-pass oracle (also behind reference_covariance), multi-threaded.
-void reference_moments(const CovArgs& args, CovMoments& out);
 // The article's serial rung: float means, one sweep per channel pair, double accumulators.
 void serial_moments(const CovArgs& args, CovMoments& out);
 // A plain read pass over every float of the block with `threads` threads (the memory floor);

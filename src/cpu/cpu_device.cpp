@@ -6,7 +6,9 @@
 
 #include <string>
 
-#include "core/report_util.hpp"
+#include "core/registry.hpp"
+#include "core/thread_pool.hpp"
+#include "kafel/bench.hpp"
 #include "cpu/cpu_features.hpp"
 #include "kafel/error.hpp"
 
@@ -44,6 +46,8 @@ Device cpu_device() {
   const int cores = physical_cores();
   d.peak_gflops_f32 = cores * f32_per_cycle * clock.mhz / 1000.0;
   d.peak_gflops_f64 = d.peak_gflops_f32 / 2.0;
+  if (isa_supported(Isa::avx2)) d.caps |= Cap::avx2;
+  if (isa_supported(Isa::avx512)) d.caps |= Cap::avx512;
   std::string simd(to_string(isa));
   try {
     if (default_isa() != isa)
@@ -63,5 +67,9 @@ Device cpu_device() {
                    : "unknown (no clock)"}};
   return d;
 }
+
+namespace {
+const Register registered{Backend{"cpu", 0, [] { return std::vector<Device>{cpu_device()}; }}};
+}  // namespace
 
 }  // namespace kafel::cpu

@@ -2,6 +2,8 @@
 // the OS, and the environment overrides KAFEL_CPU_ISA / KAFEL_NUM_THREADS.
 #include "cpu/cpu_features.hpp"
 
+#include "core/thread_pool.hpp"
+
 #if defined(__linux__)
 #include <sched.h>
 #include <unistd.h>
@@ -87,24 +89,6 @@ CacheSizes read_cache_sizes() {
   if (c.l3 <= 0) c.l3 = std::max<long>(0, sysconf(_SC_LEVEL3_CACHE_SIZE));
 #endif
   return c;
-}
-
-// The CPU numbers this process may run on, ascending.
-const std::vector<int>& allowed_cpus() {
-  static const std::vector<int> cpus = [] {
-    std::vector<int> v;
-#if defined(__linux__)
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0)
-      for (int i = 0; i < CPU_SETSIZE; ++i)
-        if (CPU_ISSET(i, &set)) v.push_back(i);
-#endif
-    if (v.empty())
-      for (unsigned i = 0; i < std::max(1u, std::thread::hardware_concurrency()); ++i)
-        v.push_back(static_cast<int>(i));
-    return v;
-  }();
-  return cpus;
 }
 
 std::string cpu_dir(int cpu) {
@@ -230,10 +214,6 @@ const CacheSizes& cache_sizes() {
   return c;
 }
 
-int hardware_threads() {
-  return static_cast<int>(allowed_cpus().size());
-}
-
 int physical_cores() {
   static const int n = [] {
     // One entry per core: the list of its SMT siblings (core_cpus_list on newer kernels).
@@ -246,14 +226,6 @@ int physical_cores() {
     return std::max(1, static_cast<int>(cores.size()));
   }();
   return n;
-}
-
-int default_threads() {
-  if (const char* env = std::getenv("KAFEL_NUM_THREADS"); env && *env) {
-    const long v = std::strtol(env, nullptr, 10);
-    if (v > 0) return static_cast<int>(std::min<long>(v, 1024));
-  }
-  return hardware_threads();
 }
 
 const CpuClock& cpu_clock() {

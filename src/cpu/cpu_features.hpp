@@ -34,10 +34,6 @@ struct CacheSizes {
 // Read once from /sys/devices/system/cpu/cpu0/cache, else sysconf, else left 0.
 const CacheSizes& cache_sizes();
 
-// Threads the CPU kernels use by default: $KAFEL_NUM_THREADS when set (> 0), else all cores.
-int default_threads();
-// Logical CPUs the OS lets this process use (its affinity mask; at least 1).
-int hardware_threads();
 // Physical cores among those CPUs (SMT siblings share one core's FMA units; at least 1).
 int physical_cores();
 

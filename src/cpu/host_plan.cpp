@@ -15,9 +15,9 @@ void HostPlan::load(const GemmArgs& args, int slots) {
   const GemmDesc& d = args.desc;
   const auto a_rows = d.op_a == Op::N ? d.m : d.k, a_cols = d.op_a == Op::N ? d.k : d.m;
   const auto b_rows = d.op_b == Op::N ? d.k : d.n, b_cols = d.op_b == Op::N ? d.n : d.k;
-  const std::size_t na = span_bytes(a_rows, a_cols, args.lda, d.dtype);
-  const std::size_t nb = span_bytes(b_rows, b_cols, args.ldb, d.dtype);
-  const std::size_t nc = span_bytes(d.m, d.n, args.ldc, d.dtype);
+  const std::size_t na = span_bytes(a_rows, a_cols, args.lda, d.types.a);
+  const std::size_t nb = span_bytes(b_rows, b_cols, args.ldb, d.types.b);
+  const std::size_t nc = span_bytes(d.m, d.n, args.ldc, d.types.c);
   // Slot 0 works in place on the caller's buffers; further slots are private copies.
   slots_.assign(std::max(slots, 1), Slot{});
   slots_[0].args = args;

@@ -1,14 +1,15 @@
 // The `cpu.openblas` comparison baseline: sgemm/dgemm through CBLAS on the normalised operands,
-// with OpenBLAS set to the same thread count as cpu.packed so the two compare fairly.
+// with OpenBLAS set to the same thread count as cpu.packed so the two compare fairly. Built
+// when KAFEL_HAVE_OPENBLAS is set; a baseline is not a rung: `kafel bench --vs openblas`.
 #ifdef KAFEL_HAVE_OPENBLAS
 #include <cblas.h>
 
 #include <algorithm>
 #include <string>
 
-#include "cpu/cpu_features.hpp"
+#include "core/registry.hpp"
+#include "core/thread_pool.hpp"
 #include "cpu/host_plan.hpp"
-#include "cpu/openblas.hpp"
 #include "kafel/error.hpp"
 
 namespace kafel::cpu {
@@ -27,7 +28,7 @@ void openblas_gemm(const GemmArgs& g) {
   const auto ldc = static_cast<blasint>(std::max<std::int64_t>(1, g.ldc));
   const auto m = static_cast<blasint>(d.m), n = static_cast<blasint>(d.n),
              k = static_cast<blasint>(d.k);
-  if (d.dtype == DType::f32)
+  if (d.types.a == DType::f32)
     cblas_sgemm(CblasRowMajor, to_cblas(d.op_a), to_cblas(d.op_b), m, n, k,
                 static_cast<float>(d.alpha), static_cast<const float*>(g.a), lda,
                 static_cast<const float*>(g.b), ldb, static_cast<float>(d.beta),
@@ -38,19 +39,16 @@ void openblas_gemm(const GemmArgs& g) {
                 static_cast<double*>(g.c), ldc);
 }
 
-}  // namespace
-
 GemmKernel openblas_gemm_kernel() {
   GemmKernel k;
   k.name = "cpu.openblas";
   k.summary = "OpenBLAS sgemm/dgemm through CBLAS (comparison baseline)";
-  k.types = {DType::f32, DType::f64};
-  k.params = {{{"threads", 0, {}, "OpenBLAS threads, 0 = as cpu.packed (one per core)"}}, nullptr};
+  k.rung = 100;
+  k.types = natural_types({DType::f32, DType::f64});
+  k.params.params = {param("threads", 0, {}, 0, kMaxThreads,
+                           "OpenBLAS threads, 0 = as cpu.packed ($KAFEL_NUM_THREADS or all)")};
   k.baseline = true;
-  k.make_plan = [](const Device&, const GemmDesc& d, const Params& p) {
-    if (d.dtype != DType::f32 && d.dtype != DType::f64)
-      throw Unsupported("cpu.openblas: OpenBLAS has no " + std::string(to_string(d.dtype)) +
-                        " GEMM");
+  k.make_plan = [](const Device&, const GemmDesc&, const Params& p) {
     // The thread count is process-wide in OpenBLAS: set it for each run, not per plan.
     const int threads = p.at("threads") > 0 ? static_cast<int>(p.at("threads")) : default_threads();
     return std::make_unique<HostPlan>([threads](const GemmArgs& args) {
@@ -61,5 +59,8 @@ GemmKernel openblas_gemm_kernel() {
   return k;
 }
 
+const Register registered{openblas_gemm_kernel()};
+
+}  // namespace
 }  // namespace kafel::cpu
 #endif

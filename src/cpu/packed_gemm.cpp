@@ -6,12 +6,13 @@
 #include <atomic>
 #include <cstdlib>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "cpu/blocking.hpp"
 #include "cpu/element.hpp"
 #include "cpu/packed_pack.hpp"
-#include "cpu/thread_pool.hpp"
+#include "core/thread_pool.hpp"
 #include "cpu/ukernel.hpp"
 
 namespace kafel::cpu {
@@ -43,7 +44,7 @@ class Scratch {
 struct Workspace {
   Scratch a[2];            // packed A blocks, double-buffered (see run_job)
   std::vector<Scratch> b;  // one packed B block per thread
-  Scratch c;               // f32 copy of an f16 C
+  Scratch c;               // full-width copy of a narrower C (f16, bf16)
 };
 
 Workspace& workspace() {
@@ -81,10 +82,11 @@ TaskGrid make_grid(std::int64_t n, std::int64_t m_panels, const Blocking& blk, i
   return g;
 }
 
-// Everything one GEMM needs, fixed before the threads start. S: storage type of A and B,
-// T: compute type (also C's type here; f16 C goes through an f32 copy).
-template <class S, class T>
+// Everything one GEMM needs, fixed before the threads start. D: storage type of A and B,
+// T: compute type (also C's type here; a narrower C goes through a T copy, see dispatch).
+template <DType D, class T>
 struct Job {
+  using S = typename Storage<D>::T;
   std::int64_t m, n, k;
   const S* a;
   std::int64_t lda;
@@ -128,15 +130,15 @@ void edge_tile(const Ukernel<T>& uk, std::int64_t kc, const T* ap, const T* bp, 
 }
 
 // Packs B[pc:pc+kc, j0:j1) (NC at a time) and multiplies A-block panels [r0, r1) with it.
-template <class S, class T>
-void compute_part(const Job<S, T>& J, const T* abuf, std::int64_t ic, std::int64_t mc,
+template <DType D, class T>
+void compute_part(const Job<D, T>& J, const T* abuf, std::int64_t ic, std::int64_t mc,
                   std::int64_t r0, std::int64_t r1, std::int64_t j0, std::int64_t j1,
                   std::int64_t pc, std::int64_t kc, T beta, T* bbuf) {
   const int mr = J.blk.mr, nr = J.blk.nr;
   for (std::int64_t jc = j0; jc < j1; jc += J.blk.nc) {
     const std::int64_t nc = std::min(J.blk.nc, j1 - jc);
     for (std::int64_t jr = 0; jr < nc; jr += nr)
-      pack_b_panel(J.b, J.ldb, J.b_trans, pc, kc, jc + jr, int(std::min<std::int64_t>(nr, nc - jr)),
+      pack_b_panel<D, T>(J.b, J.ldb, J.b_trans, pc, kc, jc + jr, int(std::min<std::int64_t>(nr, nc - jr)),
                    nr, bbuf + jr * kc);
     for (std::int64_t ir = r0; ir < r1; ++ir) {
       const int rows = int(std::min<std::int64_t>(mr, mc - ir * mr));
@@ -159,8 +161,8 @@ void compute_part(const Job<S, T>& J, const T* abuf, std::int64_t ic, std::int64
 // same C tiles); claim and run tasks. A is double-buffered: a thread packs stage s+1 while
 // others finish stage s, which is safe because stage s started only after stage s-1, the
 // last user of that buffer, had finished.
-template <class S, class T>
-void run_job(const Job<S, T>& J, std::vector<Stage>& stages, int tid) {
+template <DType D, class T>
+void run_job(const Job<D, T>& J, std::vector<Stage>& stages, int tid) {
   const int mr = J.blk.mr;
   for (std::size_t s = 0; s < stages.size(); ++s) {
     Stage& st = stages[s];
@@ -168,7 +170,7 @@ void run_job(const Job<S, T>& J, std::vector<Stage>& stages, int tid) {
     // The buffer was last read by stage s-2.
     if (s >= 2) wait_until([&] { return stages[s - 2].finished(); });
     for (std::int64_t ir; (ir = st.a_next.fetch_add(1)) < st.m_panels; st.a_done.fetch_add(1))
-      pack_a_panel(J.a, J.lda, J.a_trans, st.ic + ir * mr,
+      pack_a_panel<D, T>(J.a, J.lda, J.a_trans, st.ic + ir * mr,
                    int(std::min<std::int64_t>(mr, st.mc - ir * mr)), st.pc, st.kc, mr,
                    abuf + ir * mr * st.kc);
     wait_until([&] { return st.a_done.load(std::memory_order_acquire) == st.m_panels; });
@@ -205,12 +207,12 @@ int threads_for(const PackedOptions& opt, const GemmDesc& d) {
   return int(std::clamp<double>(useful, 1.0, double(default_threads())));
 }
 
-template <class S, class T>
+template <DType D, class T, class S = typename Storage<D>::T>
 void run_packed(const GemmDesc& d, const S* a, std::int64_t lda, const S* b, std::int64_t ldb, T* c,
                 std::int64_t ldc, T alpha, T beta, const Ukernel<T>& uk, const Blocking& blk,
                 int threads, Workspace& ws) {
   if (d.k == 0 || alpha == T(0)) return scale_c(c, ldc, d.m, d.n, beta);
-  Job<S, T> J{d.m, d.n,   d.k,  a,   lda, d.op_a == Op::T,    b, ldb, d.op_b == Op::T, c,
+  Job<D, T> J{d.m, d.n,   d.k,  a,   lda, d.op_a == Op::T,    b, ldb, d.op_b == Op::T, c,
               ldc, alpha, beta, blk, uk,  {nullptr, nullptr}, {}};
   // Even blocks: k = 1024 with KC = 336 runs as 4 x 256, not 3 x 336 + a 16-deep block that
   // would rewrite all of C for little work (measured: f64 1024^3 went from 0.85x to ~parity).
@@ -237,35 +239,37 @@ void run_packed(const GemmDesc& d, const S* a, std::int64_t lda, const S* b, std
   ThreadPool::instance().run(threads, [&](int tid, int) { run_job(J, stages, tid); });
 }
 
-// Dispatch on the element type: S is what A and B hold, T what the micro-kernel computes in.
-template <DType D>
+// Dispatch on the element roles: SA is what A and B hold, SC what C holds, T = AccOf<SA> what
+// the micro-kernel computes in. A C narrower than T (f16, bf16) goes through a T copy so every k
+// block accumulates at full width and C is rounded once.
+template <DType SA, DType SC>
 void dispatch(const GemmArgs& args, const UkernelSet& set, const Blocking& blk, int threads) {
-  using S = typename Elem<D>::Storage;
-  using T = typename Elem<D>::Acc;
+  using S = typename Storage<SA>::T;
+  using T = AccOf<SA>;
   const auto* a = static_cast<const S*>(args.a);
   const auto* b = static_cast<const S*>(args.b);
   Workspace& ws = workspace();
   const GemmDesc& d = args.desc;
-  const T alpha = Elem<D>::scalar(d.alpha), beta = Elem<D>::scalar(d.beta);
-  if constexpr (D == DType::f16) {
-    // f16 is storage: C goes through an f32 copy so all k blocks accumulate in float.
-    auto* c16 = static_cast<std::uint16_t*>(args.c);
-    auto* c32 = static_cast<float*>(ws.c.get(sizeof(float) * std::size_t(d.m * d.n)));
-    for (std::int64_t i = 0; i < d.m; ++i)
-      for (std::int64_t j = 0; j < d.n; ++j)
-        c32[i * d.n + j] = d.beta == 0 ? 0.0f : half_to_float(c16[i * args.ldc + j]);
-    run_packed<S, float>(d, a, args.lda, b, args.ldb, c32, d.n, alpha, beta, set.f32, blk, threads,
-                         ws);
-    for (std::int64_t i = 0; i < d.m; ++i)
-      for (std::int64_t j = 0; j < d.n; ++j)
-        c16[i * args.ldc + j] = float_to_half(c32[i * d.n + j]);
-  } else {
+  const T alpha = scalar<T>(d.alpha), beta = scalar<T>(d.beta);
+  const Ukernel<T>* uk;
+  if constexpr (std::is_same_v<T, float>) uk = &set.f32;
+  if constexpr (std::is_same_v<T, double>) uk = &set.f64;
+  if constexpr (std::is_same_v<T, std::uint32_t>) uk = &set.i32;
+  if constexpr (std::is_same_v<typename Storage<SC>::T, T> ||
+                (SC == DType::i32 && std::is_same_v<T, std::uint32_t>)) {
     T* c = reinterpret_cast<T*>(args.c);  // i32 C is computed as uint32 (same bits, wraps)
-    const Ukernel<T>* uk;
-    if constexpr (D == DType::f32) uk = &set.f32;
-    if constexpr (D == DType::f64) uk = &set.f64;
-    if constexpr (D == DType::i32) uk = &set.i32;
-    run_packed<S, T>(d, a, args.lda, b, args.ldb, c, args.ldc, alpha, beta, *uk, blk, threads, ws);
+    run_packed<SA, T>(d, a, args.lda, b, args.ldb, c, args.ldc, alpha, beta, *uk, blk, threads,
+                      ws);
+  } else {
+    using SCT = typename Storage<SC>::T;
+    auto* cn = static_cast<SCT*>(args.c);
+    auto* ct = static_cast<T*>(ws.c.get(sizeof(T) * std::size_t(d.m * d.n)));
+    for (std::int64_t i = 0; i < d.m; ++i)
+      for (std::int64_t j = 0; j < d.n; ++j)
+        ct[i * d.n + j] = d.beta == 0 ? T(0) : load<T, SC>(cn[i * args.ldc + j]);
+    run_packed<SA, T>(d, a, args.lda, b, args.ldb, ct, d.n, alpha, beta, *uk, blk, threads, ws);
+    for (std::int64_t i = 0; i < d.m; ++i)
+      for (std::int64_t j = 0; j < d.n; ++j) cn[i * args.ldc + j] = store<SC>(ct[i * d.n + j]);
   }
 }
 
@@ -276,11 +280,14 @@ void packed_gemm(const GemmArgs& args, const PackedOptions& opt) {
   if (d.m == 0 || d.n == 0) return;
   const Isa isa = resolve_isa(opt.isa);
   const UkernelSet& set = ukernels_for(isa);
-  const Blocking blk = blocking_for(isa, d.dtype, cache_sizes(), opt.kc, opt.mc, opt.nc);
+  const Blocking blk =
+      blocking_for(isa, compute_info(d.types.compute).accumulator, cache_sizes(), opt.kc, opt.mc,
+                   opt.nc);
   if (blk.mr * blk.nr > kMaxTile || blk.mr > kMaxPackRows)
     throw InvalidArgument("packed GEMM: register tile too large");
   const int threads = threads_for(opt, d);
-  dispatch_dtype(d.dtype, [&]<DType D>() { dispatch<D>(args, set, blk, threads); });
+  dispatch_roles(d.types,
+                 [&]<DType SA, DType SC>() { dispatch<SA, SC>(args, set, blk, threads); });
 }
 
 }  // namespace kafel::cpu

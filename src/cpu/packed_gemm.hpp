@@ -18,7 +18,4 @@ struct PackedOptions {
 // C = alpha op(A) op(B) + beta C on normalised row-major operands, any type kafel has.
 void packed_gemm(const GemmArgs& args, const PackedOptions& opt = {});
 
-// The registry line of `cpu.packed`: parameters isa, threads, KC, MC, NC.
-GemmKernel packed_gemm_kernel();
-
 }  // namespace kafel::cpu

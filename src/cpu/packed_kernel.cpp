@@ -1,7 +1,10 @@
-// The `cpu.packed` registry entry: its parameter description (used by the CLI, the tuner and
-// the tests) and the plan that runs packed_gemm on the host.
+// The `cpu.packed` kernel's registration: its parameter description (used by the CLI, the
+// tuner and the tests) and the plan that runs packed_gemm on the host.
 #include <string>
 
+#include "core/registry.hpp"
+#include "core/thread_pool.hpp"
+#include "cpu/element.hpp"
 #include "cpu/host_plan.hpp"
 #include "cpu/packed_gemm.hpp"
 
@@ -12,22 +15,12 @@ namespace {
 ParamSpace packed_params() {
   ParamSpace s;
   s.params = {
-      {"isa",
-       0,
-       {},
-       "micro-kernels: 0 = best available (or $KAFEL_CPU_ISA), 1 generic, 2 avx2, 3 avx512"},
-      {"threads", 0, {}, "threads, 0 = $KAFEL_NUM_THREADS or one per core"},
-      {"KC", 0, {0, 128, 256, 384, 512}, "depth of packed panels, 0 = from the L1 size"},
-      {"MC", 0, {0, 480, 960, 1920}, "rows of a packed A block, 0 = from the L3 size"},
-      {"NC", 0, {0, 256, 512, 1024}, "columns of a packed B block, 0 = from the L2 size"},
-  };
-  s.constraint = [](const Params& p) -> std::string {
-    const auto isa = p.at("isa");
-    if (isa < 0 || isa > 3) return "isa must be 0 (auto), 1 (generic), 2 (avx2) or 3 (avx512)";
-    if (p.at("threads") < 0 || p.at("threads") > 1024) return "threads must be in 0..1024";
-    for (const char* name : {"KC", "MC", "NC"})
-      if (p.at(name) < 0 || p.at(name) > (1 << 20)) return std::string(name) + " out of range";
-    return "";
+      choice("isa", 0, {"auto", "generic", "avx2", "avx512"}, false,
+             "micro-kernels: auto = the best this CPU has (or $KAFEL_CPU_ISA)"),
+      param("threads", 0, {}, 0, kMaxThreads, "threads, 0 = $KAFEL_NUM_THREADS or one per core"),
+      param("KC", 0, {0, 128, 256, 384, 512}, 0, 1 << 20, "depth of packed panels, 0 = from L1"),
+      param("MC", 0, {0, 480, 960, 1920}, 0, 1 << 20, "rows of a packed A block, 0 = from L3"),
+      param("NC", 0, {0, 256, 512, 1024}, 0, 1 << 20, "columns of a packed B block, 0 = from L2"),
   };
   return s;
 }
@@ -42,20 +35,29 @@ PackedOptions options_from(const Params& p) {
   return o;
 }
 
-}  // namespace
-
 GemmKernel packed_gemm_kernel() {
   GemmKernel k;
   k.name = "cpu.packed";
   k.summary = "BLIS-style: packed panels, cache blocks, AVX-512/AVX2 micro-kernel, thread pool";
-  k.types = {DType::f32, DType::f64, DType::i32, DType::f16};
+  k.rung = 3;
+  k.types = cpu_gemm_types();
   k.params = packed_params();
+  k.preference = always(10);
+  k.can_implement = [](const Device&, const GemmDesc&, const Params& p) -> std::string {
+    const auto isa = static_cast<Isa>(p.at("isa"));
+    if (isa != Isa::automatic && !isa_supported(isa))
+      return "this CPU (or this build) has no " + std::string(to_string(isa)) + " kernels";
+    return "";
+  };
   k.make_plan = [](const Device&, const GemmDesc&, const Params& p) {
     PackedOptions opt = options_from(p);
-    opt.isa = resolve_isa(opt.isa);  // fail at plan time, with the reason, not mid-run
+    opt.isa = resolve_isa(opt.isa);  // $KAFEL_CPU_ISA is read here, at plan time
     return std::make_unique<HostPlan>([opt](const GemmArgs& a) { packed_gemm(a, opt); });
   };
   return k;
 }
 
+const Register registered{packed_gemm_kernel()};
+
+}  // namespace
 }  // namespace kafel::cpu

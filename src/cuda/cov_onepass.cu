@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/cov_backend.hpp"
-#include "core/report_util.hpp"
+#include "kafel/bench.hpp"
 #include "cuda/runtime.hpp"
 
 namespace kafel::cuda {

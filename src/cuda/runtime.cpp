@@ -8,7 +8,7 @@
 #include <mutex>
 #include <utility>
 
-#include "core/report_util.hpp"
+#include "kafel/bench.hpp"
 namespace kafel::cuda {
 
 namespace {

@@ -7,9 +7,12 @@
 
 #include <cerrno>
 #include <cstring>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <random>
 
-#include "core/report_util.hpp"
+#include "kafel/bench.hpp"
 #include "kafel/error.hpp"
 #include "kafel/io.hpp"
 
@@ -106,6 +109,55 @@ void check_host_memory(double bytes, const std::string& what) {
   if (bytes > avail) {
     throw OutOfMemory(what + " needs " + human_bytes(bytes) + " but only " + human_bytes(avail) +
                       " of host memory is available");
+  }
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A name in the same directory as `path` (so the final rename stays on one file system), unique
+// per process and call.
+std::string temp_name(const std::string& path) {
+  static std::mt19937_64 rng(std::random_device{}());
+  char suffix[40];
+  std::snprintf(suffix, sizeof suffix, ".tmp.%ld.%08llx", static_cast<long>(getpid()),
+                static_cast<unsigned long long>(rng() & 0xffffffffull));
+  return path + suffix;
+}
+
+}  // namespace
+
+void check_writable(const std::string& path) {
+  if (path.empty()) throw IoError("empty output path");
+  std::error_code ec;
+  const fs::path p(path);
+  if (fs::is_directory(p, ec)) throw IoError("'" + path + "' is a directory");
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec))
+    throw IoError("cannot write '" + path + "': directory '" + dir.string() + "' does not exist");
+  if (access(dir.c_str(), W_OK) != 0)
+    throw IoError("cannot write '" + path + "': directory '" + dir.string() +
+                  "' is not writable: " + std::strerror(errno));
+  if (fs::exists(p, ec) && access(path.c_str(), W_OK) != 0)
+    throw IoError("cannot write '" + path + "': " + std::strerror(errno));
+}
+
+void write_file_atomic(const std::string& path, const std::string& bytes) {
+  check_writable(path);
+  const std::string tmp = temp_name(path);
+  try {
+    io_detail::FilePtr f = io_detail::open_write(tmp);
+    io_detail::write_exact(f.get(), bytes.data(), bytes.size(), path);
+    io_detail::close_written(std::move(f), path);
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int saved = errno;
+    std::remove(tmp.c_str());
+    throw IoError("cannot replace '" + path + "': " + std::strerror(saved));
   }
 }
 

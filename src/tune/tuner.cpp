@@ -1,66 +1,24 @@
-// The parameter search (see tuner.hpp). Every candidate is verified before it is timed, so a
-// fast but wrong configuration can never enter the database.
-#include "tune/tuner.hpp"
-
+// The parameter search (see kafel/tune.hpp). Every candidate goes through the benchmark
+// harness (bench_gemm: verified with the element roles' rounding, then timed), so a fast but
+// wrong configuration can never enter the database.
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <random>
 #include <set>
 #include <tuple>
 
-#include "core/report_util.hpp"
+#include "core/backend.hpp"
+#include "core/tuning_db.hpp"
+#include "kafel/bench.hpp"
 #include "kafel/error.hpp"
-#include "kafel/matrix.hpp"
+#include "kafel/io.hpp"
+#include "kafel/tune.hpp"
 
-namespace kafel::tune {
+namespace kafel {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-struct Problem {
-  GemmDesc desc;
-  Matrix a, b, c0, c;
-  GemmArgs args;
-};
-
-Problem make_problem(DType t, std::int64_t n, std::uint64_t seed) {
-  Problem p;
-  p.desc = GemmDesc{n, n, n, Op::N, Op::N, 1.0, 0.0, t};
-  p.a = Matrix(t, n, n);
-  p.b = Matrix(t, n, n);
-  p.c0 = Matrix(t, n, n);
-  std::mt19937_64 rng(seed);
-  fill_random_normal(p.a, rng);
-  fill_random_normal(p.b, rng);
-  p.c = Matrix(t, n, n);
-  p.args = normalize_gemm(Op::N, Op::N, 1.0, p.a, p.b, 0.0, p.c);
-  return p;
-}
-
-// Median kernel time of a verified candidate in ms; < 0 when it failed (reason in `why`).
-double measure(const Device& dev, const GemmKernel& k, Problem& p, const Params& params, int reps,
-               std::string& why) {
-  try {
-    auto plan = k.make_plan(dev, p.desc, params);
-    // C still holds the previous candidate's correct product: poison it so a candidate that
-    // skips part of C cannot pass on its predecessor's values.
-    poison(p.c);
-    plan->load(p.args, 1);
-    plan->run(0);
-    plan->fetch();
-    auto v = verify_gemm(p.desc, p.a, p.b, p.c0, p.c);
-    if (!v.passed) {
-      why = "wrong result: " + v.message;
-      return -1;
-    }
-    std::vector<double> t;
-    for (int r = 0; r < reps; ++r) t.push_back(plan->run(0));
-    return quantile(t, 0.5);
-  } catch (const Error& e) {  // Unsupported, DeviceError (resources), BuildError, OutOfMemory
-    why = e.what();
-    return -1;
-  }
-}
 
 // Starting points measured on real devices (docs/BENCHMARKS.md), tried right after the
 // defaults so a short budget starts from a known-good configuration on either kind of device.
@@ -68,38 +26,14 @@ std::vector<Params> seed_points(const std::string& kernel) {
   if (kernel != "ocl.reg") return {};
   return {
       // PoCL on a 2-core AVX-512 CPU: no barriers, 16-wide accumulators, per-tile panels.
-      {{"MWG", 32},
-       {"NWG", 64},
-       {"KWG", 8},
-       {"MDIMC", 8},
-       {"NDIMC", 4},
-       {"VWM", 4},
-       {"VWN", 16},
-       {"SA", 0},
-       {"SB", 0},
-       {"PK", 1}},
+      {{"MWG", 32}, {"NWG", 64}, {"KWG", 8}, {"MDIMC", 8}, {"NDIMC", 4}, {"VWM", 4},
+       {"VWN", 16}, {"SA", 0}, {"SB", 0}, {"PK", 1}},
       // NVIDIA H200 at 4096: A staged in local memory, B through L1, 16x4 outputs per item.
-      {{"MWG", 32},
-       {"NWG", 64},
-       {"KWG", 16},
-       {"MDIMC", 2},
-       {"NDIMC", 16},
-       {"VWM", 4},
-       {"VWN", 4},
-       {"SA", 1},
-       {"SB", 0},
-       {"PK", 1}},
+      {{"MWG", 32}, {"NWG", 64}, {"KWG", 16}, {"MDIMC", 2}, {"NDIMC", 16}, {"VWM", 4},
+       {"VWN", 4}, {"SA", 1}, {"SB", 0}, {"PK", 1}},
       // NVIDIA H200 at 1024.
-      {{"MWG", 128},
-       {"NWG", 64},
-       {"KWG", 32},
-       {"MDIMC", 16},
-       {"NDIMC", 16},
-       {"VWM", 4},
-       {"VWN", 4},
-       {"SA", 1},
-       {"SB", 1},
-       {"PK", 0}},
+      {{"MWG", 128}, {"NWG", 64}, {"KWG", 32}, {"MDIMC", 16}, {"NDIMC", 16}, {"VWM", 4},
+       {"VWN", 4}, {"SA", 1}, {"SB", 1}, {"PK", 0}},
   };
 }
 
@@ -121,55 +55,58 @@ std::vector<Params> neighbours(const ParamSpace& space, const Params& p) {
 
 class Search {
  public:
-  Search(const Device& dev, const GemmKernel& k, Problem& p, const TuneOptions& opt,
+  Search(const Device& dev, const GemmKernel& k, const GemmDesc& desc, const TuneOptions& opt,
          Clock::time_point deadline, TuneResult& r)
-      : dev_(dev), k_(k), p_(p), opt_(opt), deadline_(deadline), r_(r) {}
+      : dev_(dev), k_(k), desc_(desc), opt_(opt), deadline_(deadline), r_(r) {}
 
   // Tries `params` once (remembered); true when it became the best.
   bool trial(const Params& params) {
     if (seen_.count(params)) return false;
     seen_.insert(params);
-    std::string why;
-    const double ms = measure(dev_, k_, p_, params, opt_.repetitions, why);
+    BenchOptions bo;
+    bo.warmup = 1;
+    bo.reps = opt_.repetitions;
+    bo.seed = opt_.seed;
+    bo.rotate = false;
+    bo.overrides = params;
+    const BenchRecord rec = bench_gemm(dev_, k_.name, desc_, bo);
     ++r_.tried;
-    if (ms <= 0) {
+    if (!rec.ok()) {
       ++r_.failed;
       return false;
     }
-    const double gf = p_.desc.flops() / (ms * 1e6);
-    if (gf <= r_.best_gflops) return false;
-    r_.best_gflops = gf;
+    if (rec.gflops <= r_.best_gflops) return false;
+    r_.best_gflops = rec.gflops;
     r_.best = params;
-    report("new best " + format_num("%.1f", gf) + " GFLOP/s: " + format_params(params));
+    report("new best " + format_num("%.1f", rec.gflops) + " GFLOP/s: " + k_.params.format(params));
     return true;
   }
   bool time_left() const { return Clock::now() < deadline_; }
   void report(const std::string& s) const {
     if (opt_.progress)
-      opt_.progress(k_.name + " " + std::string(to_string(p_.desc.dtype)) + " " +
-                    std::to_string(p_.desc.m) + ": " + s);
+      opt_.progress(k_.name + " " + desc_.types.name() + " " + std::to_string(desc_.m) + "x" +
+                    std::to_string(desc_.n) + "x" + std::to_string(desc_.k) + ": " + s);
   }
 
  private:
   const Device& dev_;
   const GemmKernel& k_;
-  Problem& p_;
+  GemmDesc desc_;
   const TuneOptions& opt_;
   Clock::time_point deadline_;
   TuneResult& r_;
   std::set<Params> seen_;
 };
 
-TuneResult tune_one(const Device& dev, const GemmKernel& k, DType t, std::int64_t n,
+TuneResult tune_one(const Device& dev, const GemmKernel& k, const GemmTypes& t, GemmSize size,
                     const TuneOptions& opt, Clock::time_point deadline) {
   TuneResult r;
   r.kernel = k.name;
-  r.dtype = t;
-  r.size = n;
-  Problem p = make_problem(t, n, opt.seed);
-  Search s(dev, k, p, opt, deadline, r);
-  const Params defaults = k.params.defaults();
-  s.trial(defaults);
+  r.types = t;
+  r.size = size;
+  const GemmDesc desc{size.m, size.n, size.k, Op::N, Op::N, 1.0, 0.0, t};
+  Search s(dev, k, desc, opt, deadline, r);
+  s.trial(k.params.defaults());
   r.default_gflops = r.best_gflops;
   for (const auto& q : seed_points(k.name))
     if (k.params.check(q).empty()) s.trial(q);
@@ -199,25 +136,58 @@ TuneResult tune_one(const Device& dev, const GemmKernel& k, DType t, std::int64_
   return r;
 }
 
+// Adds one result to the database file, merged with whatever other tuners wrote meanwhile.
+void store(const Device& device, const TuneResult& r, const std::string& path) {
+  const GemmDesc desc{r.size.m, r.size.n, r.size.k, Op::N, Op::N, 1, 0, r.types};
+  Entry e;
+  e.device = device.name;
+  e.driver = device.driver;
+  e.vendor = device.vendor;
+  e.kernel = r.kernel;
+  e.dtype = r.types.name();
+  e.size_class = size_class(desc);
+  e.params = r.best;
+  e.gflops = r.best_gflops;
+  e.default_gflops = r.default_gflops;
+  e.shape = desc.shape();
+  with_db_lock(path, [&] {
+    Database db = Database::load(path);
+    db.put(e);
+    db.save(path);
+  });
+}
+
 }  // namespace
 
+std::string default_tuning_db_path() {
+  return default_db_path();
+}
+
 std::vector<TuneResult> tune(const Device& device, const TuneOptions& opt) {
+  if (!(opt.budget_s > 0) || opt.budget_s > 1e7)
+    throw InvalidArgument("tune: the budget must be a positive number of seconds");
+  if (opt.repetitions < 1) throw InvalidArgument("tune: repetitions must be >= 1");
+  for (const auto& name : opt.kernels) find_gemm_kernel(device, name);  // unknown names throw
   std::vector<const GemmKernel*> kernels;
   for (const auto& k : kernels_for(device)) {
     const bool named =
         std::find(opt.kernels.begin(), opt.kernels.end(), k.name) != opt.kernels.end();
     if (opt.kernels.empty() ? (!k.baseline && !k.params.empty()) : named) kernels.push_back(&k);
   }
-  for (const auto& name : opt.kernels) find_gemm_kernel(device, name);  // unknown names throw
-  std::vector<std::tuple<const GemmKernel*, DType, std::int64_t>> tasks;
+  std::vector<std::tuple<const GemmKernel*, GemmTypes, GemmSize>> tasks;
   for (auto* k : kernels)
-    for (DType t : opt.types)
-      if (k->supports(t) && !k->params.empty())
-        for (auto n : opt.sizes) tasks.emplace_back(k, t, n);
-  if (tasks.empty()) throw InvalidArgument("tune: no tunable kernel supports the requested types");
+    for (const GemmTypes& t : opt.types)
+      if (k->runs(t, device).empty() && !k->params.empty())
+        for (const GemmSize& n : opt.sizes) tasks.emplace_back(k, t, n);
+  if (tasks.empty())
+    throw InvalidArgument("tune: no tunable kernel of " + device.id +
+                          " runs the requested element types");
 
   const std::string path = opt.db_path.empty() ? default_db_path() : opt.db_path;
-  Database db = Database::load(path);
+  std::error_code ec;  // the default database's directory may not exist yet
+  if (std::filesystem::path(path).has_parent_path())
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  check_writable(path);  // before the search, not after it
   std::vector<TuneResult> results;
   const auto start = Clock::now();
   for (std::size_t i = 0; i < tasks.size(); ++i) {
@@ -228,27 +198,14 @@ std::vector<TuneResult> tune(const Device& device, const TuneOptions& opt) {
         Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
                            std::max(0.0, left / double(tasks.size() - i))));
     TuneResult r = tune_one(device, *k, t, n, opt, deadline);
-    if (r.best.empty()) {
+    if (r.best.empty())
       r.note = "no candidate passed";
-    } else {
-      Entry e;
-      e.device = device.name;
-      e.driver = device.driver;
-      e.vendor = device.vendor;
-      e.kernel = k->name;
-      e.dtype = std::string(to_string(t));
-      e.size_class = size_class(GemmDesc{n, n, n, Op::N, Op::N, 1, 0, t});
-      e.params = r.best;
-      e.gflops = r.best_gflops;
-      e.default_gflops = r.default_gflops;
-      e.shape = GemmDesc{n, n, n, Op::N, Op::N, 1, 0, t}.shape();
-      db.put(e);
-      db.save(path);
-    }
+    else
+      store(device, r, path);
     results.push_back(r);
   }
   reload_active_database();
   return results;
 }
 
-}  // namespace kafel::tune
+}  // namespace kafel

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/bench.hpp"
+#include "kafel/bench.hpp"
 #include "io_test_util.hpp"
 #include "kafel/error.hpp"
 

@@ -8,7 +8,7 @@
 
 #include "common/problems.hpp"
 #include "core/backend.hpp"
-#include "core/report_util.hpp"
+#include "kafel/bench.hpp"
 #include "kafel/error.hpp"
 
 namespace kafel {

@@ -11,7 +11,7 @@
 
 #include "cpu/cov_fast.hpp"
 #include "cpu/cpu_features.hpp"
-#include "cpu/thread_pool.hpp"
+#include "core/thread_pool.hpp"
 #include "cpu/ukernel.hpp"
 #include "kafel/cov.hpp"
 #include "kafel/error.hpp"

@@ -8,7 +8,7 @@
 
 #include "core/backend.hpp"
 #include "opencl_device.hpp"
-#include "tune/database.hpp"
+#include "core/tuning_db.hpp"
 #include "tune/tuner.hpp"
 
 namespace kafel {

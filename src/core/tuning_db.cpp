@@ -1,8 +1,14 @@
 // The JSON tuning database (see database.hpp): reading, writing, and the fallback chain
 // device + driver -> device name -> vendor, in the same size class first.
-#include "tune/database.hpp"
+#include "core/tuning_db.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -12,8 +18,9 @@
 #include <sstream>
 
 #include "kafel/error.hpp"
+#include "kafel/io.hpp"
 
-namespace kafel::tune {
+namespace kafel {
 namespace {
 
 namespace fs = std::filesystem;
@@ -69,6 +76,25 @@ std::string default_db_path() {
   return "kafel-tuning.json";
 }
 
+void with_db_lock(const std::string& path, const std::function<void()>& fn) {
+  std::error_code ec;
+  if (fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path(), ec);
+  const std::string lock = path + ".lock";
+  const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw IoError("cannot create the lock file " + lock + ": " + std::strerror(errno));
+  while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+  }
+  try {
+    fn();
+  } catch (...) {
+    ::flock(fd, LOCK_UN);
+    ::close(fd);
+    throw;
+  }
+  ::flock(fd, LOCK_UN);
+  ::close(fd);
+}
+
 Database Database::load(const std::string& path) {
   std::ifstream in(path);
   if (!in) return Database{};
@@ -98,19 +124,7 @@ void Database::save(const std::string& path) const {
   for (const auto& e : entries_) j["entries"].push_back(to_json(e));
   std::error_code ec;
   if (fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path(), ec);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) throw IoError("cannot write tuning database " + tmp);
-    out << j.dump(2) << '\n';
-    out.close();  // a write that fails only on close (full disk) must not replace the file
-    if (out.fail()) {
-      fs::remove(tmp, ec);
-      throw IoError("cannot write tuning database " + tmp);
-    }
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) throw IoError("cannot replace tuning database " + path + ": " + ec.message());
+  write_file_atomic(path, j.dump(2) + "\n");
 }
 
 void Database::put(const Entry& e) {
@@ -123,9 +137,9 @@ void Database::put(const Entry& e) {
   entries_.push_back(e);
 }
 
-Database::Match Database::find(const Device& device, const std::string& kernel, DType t,
+Database::Match Database::find(const Device& device, const std::string& kernel, const GemmTypes& t,
                                const std::string& cls) const {
-  const std::string type(to_string(t));
+  const std::string type = t.name();
   struct Rule {
     const char* what;
     bool (*match)(const Entry&, const Device&);
@@ -169,4 +183,4 @@ void reload_active_database() {
   active_slot().reset();
 }
 
-}  // namespace kafel::tune
+}  // namespace kafel

@@ -1,5 +1,5 @@
-// A persistent pool of worker threads for every threaded CPU kernel (GEMM and covariance): one
-// job per call, the caller works as thread 0, and late workers (descheduled) may skip it.
+// Host threads: the persistent worker pool of every threaded CPU kernel (GEMM and covariance),
+// the thread-count policy ($KAFEL_NUM_THREADS, affinity mask) and a simple row splitter.
 #pragma once
 
 #include <atomic>
@@ -10,7 +10,22 @@
 #include <thread>
 #include <vector>
 
-namespace kafel::cpu {
+namespace kafel {
+
+// Most threads any kafel kernel or parameter asks for.
+inline constexpr int kMaxThreads = 1024;
+
+// Logical CPUs the OS lets this process use (its affinity mask; at least 1), ascending.
+const std::vector<int>& allowed_cpus();
+int hardware_threads();
+// Threads the CPU kernels use by default: $KAFEL_NUM_THREADS when set, else every usable CPU.
+// A malformed or out-of-range $KAFEL_NUM_THREADS throws InvalidArgument (never ignored).
+int default_threads();
+
+// Splits [0, n) into chunks of at least min_chunk over default_threads() fresh threads and
+// runs fn(begin, end) on each (the reference GEMM: independent of the pool's state).
+void parallel_rows(std::int64_t n, std::int64_t min_chunk,
+                   const std::function<void(std::int64_t, std::int64_t)>& fn);
 
 // Waits until pred() holds: spins briefly, then yields the core on every check, so a thread
 // waiting for work of a descheduled peer gives its core away instead of burning it.
@@ -60,4 +75,4 @@ class ThreadPool {
 // on the part, never on the tid. fn must not throw.
 void parallel_parts(int parts, int threads, const std::function<void(int part, int tid)>& fn);
 
-}  // namespace kafel::cpu
+}  // namespace kafel

@@ -1,6 +1,6 @@
 // Reference GEMM: operands widened to double (int64 for i32) in dense row-major copies,
 // accumulated row by row so the inner loop streams; rows split over threads.
-#include "cpu/reference.hpp"
+#include "core/reference.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -8,10 +8,10 @@
 #include <thread>
 
 #include "core/backend.hpp"
-#include "cpu/cpu_features.hpp"
+#include "core/thread_pool.hpp"
 #include "kafel/error.hpp"
 
-namespace kafel::cpu {
+namespace kafel {
 namespace {
 
 struct Shape {
@@ -46,22 +46,6 @@ std::vector<T> dense(const MatrixView& X, Op op, std::int64_t rows, std::int64_t
 }
 
 }  // namespace
-
-void parallel_rows(std::int64_t n, std::int64_t min_chunk,
-                   const std::function<void(std::int64_t, std::int64_t)>& fn) {
-  // The same thread-count policy as every CPU kernel ($KAFEL_NUM_THREADS, affinity mask).
-  const std::int64_t cores = default_threads();
-  const std::int64_t parts =
-      std::clamp<std::int64_t>(n / std::max<std::int64_t>(min_chunk, 1), 1, cores);
-  if (parts <= 1) {
-    fn(0, n);
-    return;
-  }
-  std::vector<std::thread> pool;
-  const std::int64_t step = (n + parts - 1) / parts;
-  for (std::int64_t b = 0; b < n; b += step) pool.emplace_back(fn, b, std::min(n, b + step));
-  for (auto& t : pool) t.join();
-}
 
 std::vector<double> reference_f64(Op op_a, Op op_b, double alpha, const MatrixView& A,
                                   const MatrixView& B, double beta, const MatrixView& C0) {
@@ -112,20 +96,16 @@ std::vector<std::int32_t> reference_i32(Op op_a, Op op_b, double alpha, const Ma
   return c;
 }
 
-}  // namespace kafel::cpu
-
-namespace kafel {
-
 void reference_gemm(Op op_a, Op op_b, double alpha, const MatrixView& A, const MatrixView& B,
                     double beta, const MatrixView& C) {
   const std::int64_t m = C.rows, n = C.cols;
-  if (C.dtype == DType::i32) {
-    const auto r = cpu::reference_i32(op_a, op_b, alpha, A, B, beta, C);
+  if (is_integer(C.dtype)) {
+    const auto r = reference_i32(op_a, op_b, alpha, A, B, beta, C);
     for (std::int64_t i = 0; i < m; ++i)
       for (std::int64_t j = 0; j < n; ++j) C.at<std::int32_t>(i, j) = r[i * n + j];
     return;
   }
-  const auto r = cpu::reference_f64(op_a, op_b, alpha, A, B, beta, C);
+  const auto r = reference_f64(op_a, op_b, alpha, A, B, beta, C);
   for (std::int64_t i = 0; i < m; ++i)
     for (std::int64_t j = 0; j < n; ++j) C.set(i, j, r[i * n + j]);
 }

@@ -7,8 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "cpu/cpu_features.hpp"
-#include "cpu/thread_pool.hpp"
+#include "core/thread_pool.hpp"
 #include "kafel/error.hpp"
 
 namespace kafel {
@@ -40,11 +39,11 @@ namespace {
 // index, so the output is the same for any split.
 template <class Fn>
 void parallel_ranges(std::int64_t count, Fn fn) {
-  const std::int64_t threads = std::clamp(cpu::default_threads(), 1, 64);
+  const std::int64_t threads = std::clamp(default_threads(), 1, 64);
   const int parts =
       static_cast<int>(std::min<std::int64_t>(threads, std::max<std::int64_t>(1, count / 65536)));
   if (parts <= 1) return fn(std::int64_t(0), count);
-  cpu::parallel_parts(parts, parts,
+  parallel_parts(parts, parts,
                       [&](int p, int) { fn(count * p / parts, count * (p + 1) / parts); });
 }
 

@@ -2,6 +2,7 @@
 // class, stored as JSON (name = value pairs) with a fallback chain for lookups.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,7 +11,7 @@
 #include "kafel/gemm.hpp"
 #include "kafel/params.hpp"
 
-namespace kafel::tune {
+namespace kafel {
 
 // "small" (geometric mean of m, n, k <= 384), "medium" (<= 1536) or "large".
 std::string size_class(const GemmDesc& d);
@@ -26,6 +27,10 @@ struct Entry {
 
 // $KAFEL_TUNE_DB, else $XDG_DATA_HOME/kafel/tuning.json, else ~/.local/share/kafel/tuning.json.
 std::string default_db_path();
+
+// Runs fn() holding an exclusive lock on `path`.lock (flock), so concurrent tuners merge their
+// entries instead of losing them. Throws IoError when the lock file cannot be created.
+void with_db_lock(const std::string& path, const std::function<void()>& fn);
 
 class Database {
  public:
@@ -46,7 +51,7 @@ class Database {
   };
   // Fallback chain, same size class first then any size class: device + driver, device name,
   // vendor. Nothing found -> entry == nullptr.
-  Match find(const Device& device, const std::string& kernel, DType t,
+  Match find(const Device& device, const std::string& kernel, const GemmTypes& t,
              const std::string& size_class) const;
 
  private:
@@ -64,4 +69,4 @@ const Database& active_database();
 // Forgets the cached database (after a tune run wrote it, or in tests).
 void reload_active_database();
 
-}  // namespace kafel::tune
+}  // namespace kafel

@@ -1,5 +1,5 @@
-// The benchmark harness every backend uses: verify first, then warm-up and timed repetitions.
-// Also the record writers (JSON, CSV) and the terminal table shared by `kafel bench` and `gemm`.
+// The one verify-then-time harness (bench, tune, tests and `kafel gemm` use it), the records it
+// produces, their writers (JSON, CSV, terminal tables) and the number formatting of reports.
 #pragma once
 
 #include <cstdint>
@@ -7,8 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "core/backend.hpp"
+#include "kafel/device.hpp"
 #include "kafel/gemm.hpp"
+#include "kafel/params.hpp"
 
 namespace kafel {
 
@@ -18,11 +19,13 @@ struct BenchOptions {
   // Warm-up stops early once it has taken this long: more would only cost time.
   double warmup_budget_ms = 1000;
   std::uint64_t seed = 1;
-  VerifyOptions verify;  // input_roundoff is taken from the kernel
+  VerifyOptions verify;
   // Rotate between copies of the operands when they fit in ~2x the device cache, so repeated
   // runs do not all find them warm.
   bool rotate = true;
-  Params overrides;  // kernel parameter overrides (resolved through choose_params)
+  Params overrides;  // kernel parameter overrides (resolved through choose_gemm)
+  // Operands drawn as small integers (exact in every type): the check is then exact too.
+  bool integer_values = false;
 };
 
 // One measured (kernel, parameters, problem). Times in milliseconds; 0 when not measured.
@@ -34,12 +37,14 @@ struct BenchRecord {
   bool baseline = false;      // a comparison library, not one of ours
   std::string device;         // device id, e.g. "cpu", "cuda:0"
   std::string device_name;
-  std::string type;  // "f32", ...
+  std::string type;     // the element roles' name: "f32", "bf16->f32", "f32/tf32" ...
+  std::string a_type, b_type, c_type, compute;  // the roles one by one
   std::int64_t m = 0, n = 0, k = 0;
   std::string op;  // "NN", "NT", ...
   double median_ms = 0, best_ms = 0;
+  double spread = 0;  // (p90 - p10) / median of the timed runs: how steady the machine was
   double gflops = 0, best_gflops = 0;  // from median and best
-  double peak_pct = 0;                 // median GFLOP/s as % of the device's peak for the type
+  double peak_pct = 0;  // median GFLOP/s as % of the device's peak for the roles (0: unknown)
   double total_ms = 0;                 // load + run + fetch, steady clock
   int slots = 1, warmup = 0, reps = 0;
   bool verified = false;
@@ -53,11 +58,24 @@ struct BenchRecord {
   bool failed() const { return status == "failed"; }
 };
 
-// Benchmarks one kernel on one problem. Never throws for a kernel's failure: Unsupported and
-// invalid parameters become status "skipped", any other error or a failed verification
-// status "failed" (no timing is reported for an unverified result).
-BenchRecord bench_gemm(const Device& device, const GemmKernel& kernel, const GemmDesc& desc,
+// Benchmarks one kernel ("" = the one choose_gemm picks) on one problem with random operands:
+// one run, verified against the float64 reference, then warm-up and timed runs. Never throws
+// for a kernel's failure: Unsupported and invalid parameters become status "skipped", any
+// other error or a failed verification status "failed" (no timing is reported for an
+// unverified result). Throws InvalidArgument for an unknown kernel name or a bad descriptor.
+BenchRecord bench_gemm(const Device& device, const std::string& kernel, const GemmDesc& desc,
                        const BenchOptions& opt = {});
+
+// One verified run on the caller's operands (any layouts, roles from desc): C is set to C0
+// (or poisoned when beta == 0, so unwritten elements fail), the GEMM runs through gemm(), the
+// result is verified. What every test of a kernel checks.
+struct CheckedRun {
+  GemmReport report;
+  VerifyResult verify;
+};
+CheckedRun run_verified(const Device& device, const GemmDesc& desc, const MatrixView& A,
+                        const MatrixView& B, const MatrixView& C0, const MatrixView& C,
+                        const GemmOptions& opt = {});
 
 // How many operand copies to rotate through for a working set of `bytes` (1 = no rotation).
 int rotation_slots(double bytes, std::uint64_t cache_bytes);
@@ -66,7 +84,8 @@ int rotation_slots(double bytes, std::uint64_t cache_bytes);
 std::string progress_line(int index, int total, const std::string& kernel, const GemmDesc& desc,
                           const Params& params = {});
 
-// Writes {"kafel_version", "device": {...}, "records": [...]} (device may be null: nullptr).
+// Writes {"kafel_version", "device": {...}, "records": [...]} (device may be null: nullptr)
+// atomically (write_file_atomic).
 void write_bench_json(const std::string& path, const std::vector<BenchRecord>& records,
                       const Device* device);
 void write_bench_csv(const std::string& path, const std::vector<BenchRecord>& records);
@@ -81,5 +100,18 @@ void print_bench_table(std::ostream& os, const std::vector<BenchRecord>& records
 // columns = col_param values, one table per kernel, type and size that has both parameters.
 void print_param_grid(std::ostream& os, const std::vector<BenchRecord>& records,
                       const std::string& row_param, const std::string& col_param);
+
+// ---- report formatting -----------------------------------------------------------------------
+
+// printf-style formatting of one number ("%.3g", "%.1f GFLOP/s") without iostream state.
+std::string format_num(const char* format, double v);
+// "512 B", "1.5 GB": binary units, one decimal above bytes.
+std::string human_bytes(double bytes);
+// The median of a sample (the mean of the two middle values when the count is even); 0 for an
+// empty one.
+double median(std::vector<double> v);
+// The q-quantile by nearest rank (q = 0.5: the lower middle value, q = 0.99: p99); 0 for an
+// empty sample.
+double quantile(std::vector<double> v, double q);
 
 }  // namespace kafel

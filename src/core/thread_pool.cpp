@@ -1,16 +1,24 @@
 // The persistent worker pool. Workers spin for ~100 us before sleeping, so back-to-back GEMM
 // calls (benchmarks, loops) do not pay a futex wake-up; admission is closed when the caller is
 // done, so a worker descheduled by another process never delays a GEMM it did not join.
-#include "cpu/thread_pool.hpp"
+#include "core/thread_pool.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <string>
+
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
+#include "kafel/error.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
 
-namespace kafel::cpu {
+namespace kafel {
 
 namespace {
 
@@ -129,4 +137,53 @@ void ThreadPool::worker_loop(int index) {
   }
 }
 
-}  // namespace kafel::cpu
+// ---- the thread-count policy ----------------------------------------------------------------
+
+const std::vector<int>& allowed_cpus() {
+  static const std::vector<int> cpus = [] {
+    std::vector<int> v;
+#if defined(__linux__)
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+      for (int i = 0; i < CPU_SETSIZE; ++i)
+        if (CPU_ISSET(i, &set)) v.push_back(i);
+#endif
+    if (v.empty())
+      for (unsigned i = 0; i < std::max(1u, std::thread::hardware_concurrency()); ++i)
+        v.push_back(static_cast<int>(i));
+    return v;
+  }();
+  return cpus;
+}
+
+int hardware_threads() {
+  return static_cast<int>(allowed_cpus().size());
+}
+
+int default_threads() {
+  const char* env = std::getenv("KAFEL_NUM_THREADS");
+  if (!env || !*env) return hardware_threads();
+  char* end = nullptr;
+  const long v = std::strtol(env, &end, 10);
+  if (*end != '\0' || v < 1 || v > kMaxThreads)
+    throw InvalidArgument("KAFEL_NUM_THREADS='" + std::string(env) +
+                          "' is not a thread count (1.." + std::to_string(kMaxThreads) + ")");
+  return static_cast<int>(v);
+}
+
+void parallel_rows(std::int64_t n, std::int64_t min_chunk,
+                   const std::function<void(std::int64_t, std::int64_t)>& fn) {
+  const std::int64_t cores = default_threads();
+  const std::int64_t parts =
+      std::clamp<std::int64_t>(n / std::max<std::int64_t>(min_chunk, 1), 1, cores);
+  if (parts <= 1) {
+    fn(0, n);
+    return;
+  }
+  std::vector<std::thread> pool;
+  const std::int64_t step = (n + parts - 1) / parts;
+  for (std::int64_t b = 0; b < n; b += step) pool.emplace_back(fn, b, std::min(n, b + step));
+  for (auto& t : pool) t.join();
+}
+
+}  // namespace kafel
