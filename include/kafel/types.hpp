@@ -103,6 +103,10 @@ struct GemmTypes {
   DType a = DType::f32, b = DType::f32, c = DType::f32;
   Compute compute = Compute::f32;
 
+  GemmTypes() = default;
+  // A storage type stands for its natural roles (of(t)): GemmDesc{m, n, k, ..., DType::f64}.
+  GemmTypes(DType t) : GemmTypes(of(t)) {}  // NOLINT: implicit on purpose
+
   // The natural roles of one storage type: A = B = t, C = t (i32 for i8, bf16 for fp8),
   // compute default_compute(t).
   static GemmTypes of(DType t);

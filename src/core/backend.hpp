@@ -95,6 +95,18 @@ const std::vector<GemmKernel>& kernels_for(const Device& device);
 // Throws InvalidArgument listing the kernels available when `name` is unknown.
 const GemmKernel& find_gemm_kernel(const Device& device, std::string_view name);
 
+// choose_gemm for one given kernel (which may be outside the registry, as in tests): its
+// parameters (overrides > tuned > heuristic > defaults) and every check of can_run. Throws
+// InvalidArgument for bad parameters, Unsupported when the kernel cannot run the problem here.
+GemmChoice choose_params_for(const GemmKernel& kernel, const Device& device, const GemmDesc& desc,
+                             const Params& overrides);
+
+struct BenchOptions;
+struct BenchRecord;
+// bench_gemm for one given kernel object (the harness itself; bench_gemm resolves a name).
+BenchRecord bench_kernel(const Device& device, const GemmKernel& kernel, const GemmDesc& desc,
+                         const BenchOptions& opt);
+
 // Validates shapes and turns any combination of layouts into the row-major GemmArgs above
 // (a column-major C swaps the roles of A and B; a column-major operand flips its op).
 // The roles are the views' element types with `compute`.

@@ -146,9 +146,12 @@ double total_time(const Device& dev, const GemmKernel& kernel, const GemmDesc& d
   return median(totals);  // repeats is odd (1 or 3): the middle run
 }
 
-void measure(const Device& dev, const GemmDesc& d, const BenchOptions& opt, BenchRecord& r) {
-  const GemmChoice choice = choose_gemm(dev, d, r.kernel, opt.overrides);
-  const GemmKernel& kernel = find_gemm_kernel(dev, choice.kernel);
+// `given`: the kernel to run (a registered one, or a test's); null: choose_gemm decides.
+void measure(const Device& dev, const GemmKernel* given, const GemmDesc& d,
+             const BenchOptions& opt, BenchRecord& r) {
+  const GemmChoice choice = given ? choose_params_for(*given, dev, d, opt.overrides)
+                                  : choose_gemm(dev, d, r.kernel, opt.overrides);
+  const GemmKernel& kernel = given ? *given : find_gemm_kernel(dev, choice.kernel);
   r.kernel = kernel.name;
   r.baseline = kernel.baseline;
   r.params = choice.params;
@@ -180,16 +183,22 @@ int rotation_slots(double bytes, std::uint64_t cache_bytes) {
   return int(std::min(8.0, std::ceil(twice_cache / bytes)));
 }
 
-BenchRecord bench_gemm(const Device& device, const std::string& kernel, const GemmDesc& desc,
-                       const BenchOptions& opt) {
+namespace {
+
+BenchRecord bench(const Device& device, const GemmKernel* given, const std::string& kernel,
+                  const GemmDesc& desc, const BenchOptions& opt) {
   desc.validate();
   if (opt.reps < 1 || opt.warmup < 0)
     throw InvalidArgument("bench: reps must be >= 1 and warmup >= 0 (got " +
                           std::to_string(opt.reps) + ", " + std::to_string(opt.warmup) + ")");
-  BenchRecord r = base_record(device, kernel, desc);  // an unknown name throws here
+  BenchRecord r = base_record(device, given ? "" : kernel, desc);  // unknown names throw here
+  if (given) {
+    r.kernel = given->name;
+    r.baseline = given->baseline;
+  }
   r.params = opt.overrides;  // what was asked for, kept when the kernel skips it
   try {
-    measure(device, desc, opt, r);
+    measure(device, given, desc, opt, r);
   } catch (const Unsupported& e) {
     set_skipped(r, e.what());
   } catch (const OutOfMemory& e) {
@@ -200,6 +209,18 @@ BenchRecord bench_gemm(const Device& device, const std::string& kernel, const Ge
     set_failed(r, e.what());
   }
   return r;
+}
+
+}  // namespace
+
+BenchRecord bench_gemm(const Device& device, const std::string& kernel, const GemmDesc& desc,
+                       const BenchOptions& opt) {
+  return bench(device, nullptr, kernel, desc, opt);
+}
+
+BenchRecord bench_kernel(const Device& device, const GemmKernel& kernel, const GemmDesc& desc,
+                         const BenchOptions& opt) {
+  return bench(device, &kernel, kernel.name, desc, opt);
 }
 
 CheckedRun run_verified(const Device& device, const GemmDesc& desc, const MatrixView& A,

@@ -69,19 +69,23 @@ std::string GemmChoice::config() const {
   return params.empty() ? "(" + source + ")" : format_params(params) + " (" + source + ")";
 }
 
+GemmChoice choose_params_for(const GemmKernel& k, const Device& device, const GemmDesc& desc,
+                             const Params& overrides) {
+  desc.validate();
+  Resolved r = resolve_params(k, device, desc, overrides);
+  if (const std::string why = k.params.check(r.params); !why.empty())
+    throw InvalidArgument("invalid kernel parameters " + k.params.format(r.params) + " for " +
+                          k.name + ": " + why);
+  if (const std::string why = k.can_run(device, desc, r.params); !why.empty())
+    throw Unsupported(why + " (" + desc.shape() + " on " + device.id + ")");
+  return {k.name, r.params, r.source};
+}
+
 GemmChoice choose_gemm(const Device& device, const GemmDesc& desc, const std::string& kernel,
                        const Params& overrides) {
   desc.validate();
-  if (!kernel.empty()) {
-    const GemmKernel& k = find_gemm_kernel(device, kernel);
-    Resolved r = resolve_params(k, device, desc, overrides);
-    if (const std::string why = k.params.check(r.params); !why.empty())
-      throw InvalidArgument("invalid kernel parameters " + k.params.format(r.params) + " for " +
-                            k.name + ": " + why);
-    if (const std::string why = k.can_run(device, desc, r.params); !why.empty())
-      throw Unsupported(why + " (" + desc.shape() + " on " + device.id + ")");
-    return {k.name, r.params, r.source};
-  }
+  if (!kernel.empty())
+    return choose_params_for(find_gemm_kernel(device, kernel), device, desc, overrides);
   // Candidates by preference; the first whose chosen parameters can run wins. A user override
   // applies to every candidate that has those parameters.
   std::vector<const GemmKernel*> ranked;

@@ -409,9 +409,9 @@ GemmTypes GemmTypes::of(DType t) {
 GemmTypes GemmTypes::of(DType t, Compute c) {
   GemmTypes g;
   g.a = g.b = t;
+  g.compute = c;
   // Integer products are kept in i32; fp8 results in bf16 (fp8 is an input format only).
   g.c = t == DType::i8 ? DType::i32 : (t == DType::e4m3 || t == DType::e5m2) ? DType::bf16 : t;
-  g.compute = c;
   return g;
 }
 

@@ -2,9 +2,11 @@
 // Keeping this in one place means every backend's suite checks results the same way.
 #include "common/problems.hpp"
 
+#include <cmath>
 #include <string>
 
-#include "core/backend.hpp"
+#include "kafel/bench.hpp"
+
 
 namespace kafel::test {
 namespace {
@@ -26,11 +28,11 @@ Problem make_problem(const GemmDesc& desc, const ProblemOptions& opt) {
   p.desc = desc;
   const auto ar = desc.op_a == Op::N ? desc.m : desc.k, ac = desc.op_a == Op::N ? desc.k : desc.m;
   const auto br = desc.op_b == Op::N ? desc.k : desc.n, bc = desc.op_b == Op::N ? desc.n : desc.k;
-  p.a = make(desc.dtype, ar, ac, opt.layout_a, opt.ld_pad);
-  p.b = make(desc.dtype, br, bc, opt.layout_b, opt.ld_pad);
-  p.c0 = make(desc.dtype, desc.m, desc.n, opt.layout_c, opt.ld_pad);
+  p.a = make(desc.types.a, ar, ac, opt.layout_a, opt.ld_pad);
+  p.b = make(desc.types.b, br, bc, opt.layout_b, opt.ld_pad);
+  p.c0 = make(desc.types.c, desc.m, desc.n, opt.layout_c, opt.ld_pad);
   std::mt19937_64 rng(opt.seed);
-  if (opt.integer_values || desc.dtype == DType::i32) {
+  if (opt.integer_values || desc.types.exact()) {
     fill_random_integers(p.a, rng);
     fill_random_integers(p.b, rng);
     fill_random_integers(p.c0, rng);
@@ -43,17 +45,17 @@ Problem make_problem(const GemmDesc& desc, const ProblemOptions& opt) {
   return p;
 }
 
+double scalar_for(const GemmTypes& t, double v) {
+  if (!t.exact() || v == std::trunc(v)) return v;
+  return v < 0 ? std::floor(v) : std::ceil(v);
+}
+
 VerifyResult run_and_verify(const Device& device, const std::string& kernel, Problem& p,
                             const Params& params) {
-  // With beta == 0, C must not be read: poison it so a kernel that reads it produces NaN.
-  if (p.desc.beta == 0.0) poison(p.c);
   GemmOptions opt;
   opt.kernel = kernel;
   opt.params = params;
-  gemm(device, p.desc.op_a, p.desc.op_b, p.desc.alpha, p.a, p.b, p.desc.beta, p.c, opt);
-  VerifyOptions vo;
-  vo.input_roundoff = find_gemm_kernel(device, kernel).input_roundoff;
-  return verify_gemm(p.desc, p.a, p.b, p.c0, p.c, vo);
+  return run_verified(device, p.desc, p.a, p.b, p.c0, p.c, opt).verify;
 }
 
 std::string describe(const std::string& kernel, const Problem& p, const ProblemOptions& opt) {

@@ -1,5 +1,5 @@
-// Shared test helpers: random GEMM problems in any layout, and a checked run on a device.
-// Every backend's suite uses these so failures always name the kernel, size and element.
+// Shared test helpers: random GEMM problems in any layout and element roles. The checked run
+// itself is the library's run_verified (kafel/bench.hpp), the same check the benchmarks use.
 #pragma once
 
 #include <cstdint>
@@ -35,8 +35,12 @@ struct ProblemOptions {
 
 Problem make_problem(const GemmDesc& desc, const ProblemOptions& opt = {});
 
-// Runs `kernel` on `device` (C poisoned first, so unwritten elements fail) and verifies.
-// Returns the verification result; `what` describes the case for failure messages.
+// A test's alpha or beta made valid for the roles: integer GEMM takes integers only, so a
+// fraction becomes the next integer away from zero (-1.5 -> -2, 0.25 -> 1).
+double scalar_for(const GemmTypes& t, double v);
+
+// run_verified (kafel/bench.hpp) on a Problem with kernel `kernel` and `params`: C poisoned or
+// reset to C0, the GEMM run through kafel::gemm, the result verified.
 VerifyResult run_and_verify(const Device& device, const std::string& kernel, Problem& p,
                             const Params& params = {});
 

@@ -5,8 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "kafel/bench.hpp"
+#include "core/backend.hpp"
 #include "io_test_util.hpp"
+#include "kafel/bench.hpp"
 #include "kafel/error.hpp"
 
 namespace kafel {
@@ -36,7 +37,7 @@ class FakePlan : public GemmPlan {
 GemmKernel fake_kernel(const std::string& name, int mode) {
   GemmKernel k;
   k.name = name;
-  k.types = {DType::f32};
+  k.types = natural_types({DType::f32});
   k.make_plan = [mode](const Device&, const GemmDesc&, const Params&) -> std::unique_ptr<GemmPlan> {
     if (mode == 0) throw Unsupported("fake: sizes above 8 are not supported");
     return std::make_unique<FakePlan>(mode == 2);
@@ -54,7 +55,7 @@ BenchOptions quick() {
 TEST(Bench, RealKernelGivesAVerifiedSaneRecord) {
   Device cpu = select_device("cpu");
   GemmDesc d{16, 24, 8};
-  BenchRecord r = bench_gemm(cpu, find_gemm_kernel(cpu, "cpu.naive"), d, quick());
+  BenchRecord r = bench_gemm(cpu, "cpu.naive", d, quick());
   EXPECT_EQ(r.status, "ok") << r.error;
   EXPECT_TRUE(r.verified);
   EXPECT_FALSE(r.verify_method.empty());
@@ -82,7 +83,7 @@ TEST(Bench, RealKernelGivesAVerifiedSaneRecord) {
 TEST(Bench, TransposedAndF64ProblemsVerify) {
   Device cpu = select_device("cpu");
   GemmDesc d{9, 7, 5, Op::T, Op::T, 2.0, 0.5, DType::f64};
-  BenchRecord r = bench_gemm(cpu, find_gemm_kernel(cpu, "cpu.naive"), d, quick());
+  BenchRecord r = bench_gemm(cpu, "cpu.naive", d, quick());
   EXPECT_EQ(r.status, "ok") << r.error;
   EXPECT_EQ(r.op, "TT");
 }
@@ -90,13 +91,13 @@ TEST(Bench, TransposedAndF64ProblemsVerify) {
 TEST(Bench, UnsupportedIsSkippedNotFailed) {
   Device cpu = select_device("cpu");
   BenchRecord r =
-      bench_gemm(cpu, fake_kernel("fake.unsupported", 0), GemmDesc{16, 16, 16}, quick());
+      bench_kernel(cpu, fake_kernel("fake.unsupported", 0), GemmDesc{16, 16, 16}, quick());
   EXPECT_EQ(r.status, "skipped");
   EXPECT_EQ(r.error.rfind("skipped: ", 0), 0u) << r.error;
   EXPECT_NE(r.error.find("above 8"), std::string::npos);
   EXPECT_FALSE(r.failed());
 
-  BenchRecord t = bench_gemm(cpu, fake_kernel("fake.f32only", 1),
+  BenchRecord t = bench_kernel(cpu, fake_kernel("fake.f32only", 1),
                              GemmDesc{4, 4, 4, Op::N, Op::N, 1, 0, DType::f64}, quick());
   EXPECT_EQ(t.status, "skipped");
 }
@@ -104,14 +105,14 @@ TEST(Bench, UnsupportedIsSkippedNotFailed) {
 TEST(Bench, ProblemsLargerThanMemoryAreSkipped) {
   Device cpu = select_device("cpu");
   GemmDesc huge{1 << 20, 1 << 20, 1 << 20};
-  BenchRecord r = bench_gemm(cpu, find_gemm_kernel(cpu, "cpu.naive"), huge, quick());
+  BenchRecord r = bench_gemm(cpu, "cpu.naive", huge, quick());
   EXPECT_EQ(r.status, "skipped");
   EXPECT_NE(r.error.find("memory"), std::string::npos) << r.error;
 }
 
 TEST(Bench, WrongResultsFailVerificationAndAreNotTimed) {
   Device cpu = select_device("cpu");
-  BenchRecord r = bench_gemm(cpu, fake_kernel("fake.wrong", 1), GemmDesc{8, 8, 8}, quick());
+  BenchRecord r = bench_kernel(cpu, fake_kernel("fake.wrong", 1), GemmDesc{8, 8, 8}, quick());
   EXPECT_EQ(r.status, "failed");
   EXPECT_FALSE(r.verified);
   EXPECT_EQ(r.median_ms, 0);
@@ -121,7 +122,7 @@ TEST(Bench, WrongResultsFailVerificationAndAreNotTimed) {
 
 TEST(Bench, DeviceErrorsAreRecordedAsFailures) {
   Device cpu = select_device("cpu");
-  BenchRecord r = bench_gemm(cpu, fake_kernel("fake.lost", 2), GemmDesc{8, 8, 8}, quick());
+  BenchRecord r = bench_kernel(cpu, fake_kernel("fake.lost", 2), GemmDesc{8, 8, 8}, quick());
   EXPECT_EQ(r.status, "failed");
   EXPECT_NE(r.error.find("fake device lost"), std::string::npos);
 }

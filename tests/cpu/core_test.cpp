@@ -46,7 +46,8 @@ TEST(Types, ParseNamesAndRejectUnknown) {
 }
 
 TEST(Params, ResolveEnumerateAndReject) {
-  ParamSpace s{{{"TS", 16, {8, 16, 32}, ""}, {"WPT", 4, {1, 2, 4, 8}, ""}}, [](const Params& p) {
+  ParamSpace s{{param("TS", 16, {8, 16, 32}, 1, 64, ""), param("WPT", 4, {1, 2, 4, 8}, 1, 64, "")},
+               [](const Params& p) {
                  return p.at("WPT") > p.at("TS") ? std::string("WPT > TS") : std::string();
                }};
   EXPECT_EQ(s.resolve({{"TS", 32}}).at("TS"), 32);
@@ -99,7 +100,7 @@ TEST(Gemm, ShapeMismatchIsAClearError) {
   EXPECT_THROW(gemm(cpu, Op::N, Op::N, 1, a, b, 0, c), InvalidArgument);
   Matrix b2(DType::f64, 5, 3);
   EXPECT_THROW(gemm(cpu, Op::N, Op::N, 1, a, b2, 0, c), InvalidArgument);
-  EXPECT_THROW(gemm(cpu, Op::N, Op::N, 1, a, b, 0, c, {"cpu.nope", {}}), InvalidArgument);
+  EXPECT_THROW(gemm(cpu, Op::N, Op::N, 1, a, b, 0, c, {"cpu.nope", {}, {}}), InvalidArgument);
   EXPECT_THROW(Matrix(DType::f32, -1, 3), InvalidArgument);
   MatrixView bad = a.view();
   bad.ld = 2;
@@ -117,7 +118,7 @@ TEST(Gemm, ZeroKScalesC) {
 
 TEST(Verify, CatchesOneWrongElementFullAndFreivalds) {
   for (DType t : {DType::f32, DType::f64, DType::i32, DType::f16}) {
-    GemmDesc d{40, 31, 57, Op::N, Op::T, 1.5, 0.25, t};
+    GemmDesc d{40, 31, 57, Op::N, Op::T, test::scalar_for(t, 1.5), test::scalar_for(t, 0.25), t};
     auto p = test::make_problem(d);
     reference_gemm(d.op_a, d.op_b, d.alpha, p.a, p.b, d.beta, p.c);
     for (auto method : {VerifyMethod::Full, VerifyMethod::Freivalds}) {
@@ -142,7 +143,7 @@ TEST(Verify, CatchesOneWrongElementFullAndFreivalds) {
 TEST(Normalize, ColumnMajorCSwapsOperands) {
   Matrix a(DType::f32, 3, 4, Layout::RowMajor), b(DType::f32, 4, 5, Layout::ColMajor);
   Matrix c(DType::f32, 3, 5, Layout::ColMajor);
-  const GemmArgs g = normalize_gemm(Op::N, Op::N, 1, a, b, 0, c);
+  const GemmArgs g = normalize_gemm(Op::N, Op::N, 1, a, b, 0, c, Compute::f32);
   EXPECT_EQ(g.desc.m, 5);
   EXPECT_EQ(g.desc.n, 3);
   EXPECT_EQ(g.desc.k, 4);

@@ -49,13 +49,13 @@ TEST(CpuFeatures, GemmAndCovarianceAgreeOnEveryIsa) {
 }
 
 TEST(CpuFeatures, CoresAndThreads) {
-  EXPECT_GE(cpu::hardware_threads(), 1);
+  EXPECT_GE(hardware_threads(), 1);
   EXPECT_GE(cpu::physical_cores(), 1);
-  EXPECT_LE(cpu::physical_cores(), cpu::hardware_threads());
+  EXPECT_LE(cpu::physical_cores(), hardware_threads());
   setenv("KAFEL_NUM_THREADS", "3", 1);
-  EXPECT_EQ(cpu::default_threads(), 3);
+  EXPECT_EQ(default_threads(), 3);
   unsetenv("KAFEL_NUM_THREADS");
-  EXPECT_EQ(cpu::default_threads(), cpu::hardware_threads());
+  EXPECT_EQ(default_threads(), hardware_threads());
 }
 
 // The peak is exactly cores x FLOP/cycle x the clock that was read, and says where that clock
@@ -66,7 +66,7 @@ TEST(CpuDevice, PeakComesFromTheClockThatWasRead) {
   EXPECT_EQ(d.clock_mhz, clock.mhz);
   EXPECT_FALSE(clock.source.empty());
   EXPECT_EQ(detail(d, "clock source"), clock.source);
-  EXPECT_EQ(d.compute_units, cpu::hardware_threads());
+  EXPECT_EQ(d.compute_units, hardware_threads());
   const double per_cycle = cpu::cpu_isa() == Isa::generic ? 8.0 : 32.0;
   EXPECT_DOUBLE_EQ(d.peak_gflops_f32, cpu::physical_cores() * per_cycle * clock.mhz / 1000.0);
   EXPECT_DOUBLE_EQ(d.peak_gflops_f64, d.peak_gflops_f32 / 2);
@@ -80,14 +80,14 @@ TEST(ThreadPool, ParallelPartsRunsEveryPartOnce) {
     for (int threads : {1, 2, 3, 8}) {
       std::vector<std::atomic<int>> runs(static_cast<std::size_t>(parts));
       std::atomic<int> bad_tid{0};
-      cpu::parallel_parts(parts, threads, [&](int part, int tid) {
+      parallel_parts(parts, threads, [&](int part, int tid) {
         runs[part].fetch_add(1);
         if (tid < 0 || tid >= threads) bad_tid.fetch_add(1);
       });
       for (int p = 0; p < parts; ++p) EXPECT_EQ(runs[p].load(), 1) << parts << " " << threads;
       EXPECT_EQ(bad_tid.load(), 0);
     }
-  cpu::parallel_parts(0, 4, [](int, int) { FAIL() << "no parts, no calls"; });
+  parallel_parts(0, 4, [](int, int) { FAIL() << "no parts, no calls"; });
 }
 
 // Covariance merges its partial sums by part, not by thread: calls from several user threads

@@ -10,6 +10,7 @@
 #include "cpu/blocking.hpp"
 #include "cpu/cpu_features.hpp"
 #include "kafel/error.hpp"
+#include "kafel/kernels.hpp"
 
 namespace kafel {
 namespace {
@@ -49,7 +50,8 @@ class Packed : public ::testing::TestWithParam<Case> {
 
   void check(const test::Shape& s, Op oa, Op ob, double alpha, double beta, const Params& params,
              test::ProblemOptions opt = {}) {
-    GemmDesc d{s.m, s.n, s.k, oa, ob, alpha, beta, GetParam().type};
+    const GemmTypes t = GetParam().type;
+    GemmDesc d{s.m, s.n, s.k, oa, ob, test::scalar_for(t, alpha), test::scalar_for(t, beta), t};
     auto p = test::make_problem(d, opt);
     const auto r = test::run_and_verify(select_device("cpu"), "cpu.packed", p, params);
     EXPECT_TRUE(r.passed) << test::describe("cpu.packed", p, opt) << " " << format_params(params)
@@ -172,8 +174,9 @@ TEST(PackedSetup, BlockSizesAreTileMultiples) {
 
 TEST(PackedSetup, IsTheDefaultCpuKernel) {
   const Device cpu = select_device("cpu");
-  for (DType t : {DType::f32, DType::f64, DType::i32})
-    EXPECT_EQ(backend_of(cpu).default_gemm_kernel(cpu, t), "cpu.packed");
+  for (DType t : {DType::f32, DType::f64, DType::i32, DType::f16, DType::bf16, DType::i8})
+    EXPECT_EQ(choose_gemm(cpu, GemmDesc{64, 64, 64, Op::N, Op::N, 1, 0, t}).kernel, "cpu.packed")
+        << to_string(t);
 }
 
 TEST(PackedSetup, BadParametersAreRejected) {
@@ -181,26 +184,6 @@ TEST(PackedSetup, BadParametersAreRejected) {
   GemmDesc d{4, 4, 4, Op::N, Op::N, 1.0, 0.0, DType::f32};
   auto p = test::make_problem(d);
   EXPECT_THROW(test::run_and_verify(cpu, "cpu.packed", p, {{"isa", 7}}), InvalidArgument);
-}
-
-// The comparison baseline must be right too: the benchmark prints ratios against it.
-// (Builds without OpenBLAS have no cpu.openblas; then there is nothing to check.)
-TEST(OpenBlasBaseline, MatchesTheReference) {
-  const Device cpu = select_device("cpu");
-  bool present = false;
-  for (const auto& k : kernels_for(cpu)) present = present || k.name == "cpu.openblas";
-  if (!present) GTEST_SKIP() << "cpu.openblas not built (OpenBLAS not found)";
-  std::uint64_t seed = 900;
-  for (DType t : {DType::f32, DType::f64})
-    for (const auto& s : test::odd_shapes())
-      for (Op oa : {Op::N, Op::T}) {
-        GemmDesc d{s.m, s.n, s.k, oa, Op::T, 1.5, seed % 2 ? 0.0 : -0.5, t};
-        test::ProblemOptions opt;
-        opt.seed = ++seed;
-        auto p = test::make_problem(d, opt);
-        const auto r = test::run_and_verify(cpu, "cpu.openblas", p);
-        EXPECT_TRUE(r.passed) << test::describe("cpu.openblas", p, opt) << ": " << r.message;
-      }
 }
 
 }  // namespace
