@@ -25,10 +25,10 @@ std::int64_t round_down(std::int64_t v, std::int64_t to) {
 
 }  // namespace
 
-Blocking blocking_for(Isa isa, DType t, const CacheSizes& caches, std::int64_t kc, std::int64_t mc,
+Blocking blocking_for(Isa isa, Format f, const CacheSizes& caches, std::int64_t kc, std::int64_t mc,
                       std::int64_t nc) {
-  const TileShape tile = tile_shape(isa, t);
-  const std::int64_t es = t == DType::f64 ? 8 : 4;  // f16 is packed as f32
+  const TileShape tile = tile_shape(isa, f);
+  const std::int64_t es = format_bytes(f);  // bytes per packed value (per k step and row)
   const std::int64_t l1 = caches.l1d > 0 ? caches.l1d : kDefaultL1;
   const std::int64_t l2 = caches.l2 > 0 ? caches.l2 : kDefaultL2;
   const std::int64_t l3 = caches.l3 > 0 ? caches.l3 : kDefaultL3;
@@ -40,6 +40,12 @@ Blocking blocking_for(Isa isa, DType t, const CacheSizes& caches, std::int64_t k
   const std::int64_t a_bytes = std::min(l3 / 4, kMaxABlockBytes);
   b.mc = mc > 0 ? round_up(mc, tile.mr) : round_down(a_bytes / (b.kc * es), tile.mr);
   return b;
+}
+
+Prefetch prefetch_for(Isa isa, Format f) {
+  (void)isa;
+  (void)f;
+  return Prefetch{};
 }
 
 }  // namespace kafel::cpu
