@@ -7,6 +7,10 @@
 #include <cstring>
 #include <type_traits>
 
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
 #include "cpu/element.hpp"
 #include "cpu/ukernel.hpp"
 #include "kafel/types.hpp"
@@ -125,6 +129,8 @@ struct Pack {
       }
       return;
     }
+    if constexpr (std::is_same_v<S, P> && (std::is_same_v<P, float> || std::is_same_v<P, double>))
+      if (rows == mr && mr % 2 == 0) return transpose_rows(a + i0 * lda + p0, lda, kc, mr, dst);
     // Row-major A: walk the MR rows side by side so every write is contiguous; the MR source
     // streams are sequential, which the prefetchers follow.
     const S* src[kMaxPackRows];
@@ -134,6 +140,46 @@ struct Pack {
       for (int r = 0; r < rows; ++r) d[r] = to_a(src[r][p]);
       for (int r = rows; r < mr; ++r) d[r] = P(0);
     }
+  }
+
+  // A full panel of row-major f32 / f64 A (no conversion): MR rows of kc values into kc groups
+  // of MR, transposed in SSE registers (x86-64's baseline, so every ISA shares it): f64 two
+  // rows x two k at a time, f32 four x four (and a pair of rows). The tail of k goes scalar.
+  static void transpose_rows(const P* a, std::int64_t lda, std::int64_t kc, int mr, P* dst) {
+    std::int64_t p = 0;
+#if defined(__SSE2__)
+    if constexpr (std::is_same_v<P, double>) {
+      for (; p + 2 <= kc; p += 2)
+        for (int r = 0; r < mr; r += 2) {
+          const __m128d x = _mm_loadu_pd(a + r * lda + p), y = _mm_loadu_pd(a + (r + 1) * lda + p);
+          _mm_storeu_pd(dst + p * mr + r, _mm_unpacklo_pd(x, y));
+          _mm_storeu_pd(dst + (p + 1) * mr + r, _mm_unpackhi_pd(x, y));
+        }
+    } else {
+      for (; p + 4 <= kc; p += 4) {
+        int r = 0;
+        for (; r + 4 <= mr; r += 4) {
+          __m128 x0 = _mm_loadu_ps(a + r * lda + p), x1 = _mm_loadu_ps(a + (r + 1) * lda + p);
+          __m128 x2 = _mm_loadu_ps(a + (r + 2) * lda + p), x3 = _mm_loadu_ps(a + (r + 3) * lda + p);
+          _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
+          _mm_storeu_ps(dst + p * mr + r, x0);
+          _mm_storeu_ps(dst + (p + 1) * mr + r, x1);
+          _mm_storeu_ps(dst + (p + 2) * mr + r, x2);
+          _mm_storeu_ps(dst + (p + 3) * mr + r, x3);
+        }
+        if (r < mr) {  // mr % 4 == 2: the last two rows as (x[k], y[k]) pairs
+          const __m128 x = _mm_loadu_ps(a + r * lda + p), y = _mm_loadu_ps(a + (r + 1) * lda + p);
+          const __m128 lo = _mm_unpacklo_ps(x, y), hi = _mm_unpackhi_ps(x, y);
+          _mm_storel_pi(reinterpret_cast<__m64*>(dst + p * mr + r), lo);
+          _mm_storeh_pi(reinterpret_cast<__m64*>(dst + (p + 1) * mr + r), lo);
+          _mm_storel_pi(reinterpret_cast<__m64*>(dst + (p + 2) * mr + r), hi);
+          _mm_storeh_pi(reinterpret_cast<__m64*>(dst + (p + 3) * mr + r), hi);
+        }
+      }
+    }
+#endif
+    for (; p < kc; ++p)
+      for (int r = 0; r < mr; ++r) dst[p * mr + r] = a[r * lda + p];
   }
 
   // Row-major B: each row of the block is read once, contiguously, and its NR-wide pieces go
