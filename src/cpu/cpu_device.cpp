@@ -51,8 +51,10 @@ void add_measured_peak(Device& d) {
   if (m.bf16 > 0) text += format_num(", bf16 %.1f", m.bf16);
   text += " GFLOP/s";
   if (m.i8 > 0) text += format_num(", i8 %.1f GOP/s", m.i8);
-  text += format_num(", read %.1f GB/s", m.read_gbs) + " (" + m.isa + ", " +
-          std::to_string(m.threads) + " threads, " + format_num("%.2f s", m.seconds) + ")";
+  text += m.read_gbs > 0 ? format_num(", read %.1f GB/s", m.read_gbs)
+                         : std::string(", read bandwidth not measured (machine too busy)");
+  text += " (" + m.isa + ", " + std::to_string(m.threads) + " threads, " +
+          format_num("%.2f s", m.seconds) + ")";
   d.details.emplace_back("measured peak", text);
   d.details.emplace_back("measured peak source", m.source);
 }

@@ -254,7 +254,7 @@ struct Pack {
   }
 
  public:
-  static constexpr int kMaxPackCols = 128;  // largest NR of the tile table
+  static constexpr int kMaxPackCols = 128;       // largest NR of the tile table
   static constexpr std::int64_t kRowsAhead = 8;  // rows of B prefetched ahead while packing
 };
 

@@ -129,33 +129,48 @@ struct AlignedFree {
 // All cores read disjoint shares of a buffer 4x the last-level cache at once, pass after pass;
 // the sum of each core's median pass rate counts (the best pass may have found part of its
 // share still in the cache, an interrupted one is slower).
-double probe_read_gbs(const std::vector<int>& cpus, bool avx2, double window_s) {
+double probe_read_gbs(const std::vector<int>& cpus, bool avx2, double window_s,
+                      Clock::time_point deadline) {
   const CacheSizes& c = cache_sizes();
   const std::size_t llc = std::size_t(std::max<std::int64_t>(c.l3, c.l2));
-  // 4x the cache: with 2x or 3x, Zen 3's victim L3 still served some passes (35 GB/s against
+  // 3-4x the cache: with 2x, Zen 3's victim L3 still served some passes (35 GB/s against
   // 5-7 GB/s from DRAM measured on one KVM core). First touching the pages is the slow part
-  // under a hypervisor (~0.5 GB/s), hence the cap.
+  // under a hypervisor (~0.5 GB/s, far less on a busy machine), hence the cap and the deadline.
   std::size_t bytes =
-      std::clamp<std::size_t>(4 * llc, std::size_t(64) << 20, std::size_t(128) << 20);
+      std::clamp<std::size_t>(4 * llc, std::size_t(64) << 20, std::size_t(96) << 20);
   bytes = std::min<std::size_t>(bytes, host_memory_available() / 8) / 4096 * 4096;
   const std::size_t n = cpus.size(), share = bytes / n / 4096 * 4096;
-  if (share < (std::size_t(1) << 20)) return 0;
+  constexpr std::size_t kChunk = std::size_t(1) << 20;
+  if (share < kChunk) return 0;
   std::unique_ptr<void, AlignedFree> mem(std::aligned_alloc(4096, share * n));
   if (!mem) return 0;
   auto* base = static_cast<char*>(mem.get());
   std::vector<double> rate(n, 0.0);
+  std::vector<std::size_t> touched(n, 0);
+  std::atomic<int> filled{0};
   on_each_core(cpus, [&](int i) {
-    std::vector<double> passes;
     char* mine = base + std::size_t(i) * share;
-    std::fill(mine, mine + share, char(i + 1));  // first touch on the reading core
+    // First touch on the reading core, a chunk at a time until the deadline.
+    std::size_t& done = touched[std::size_t(i)];
+    for (; done + kChunk <= share && Clock::now() < deadline; done += kChunk)
+      std::fill(mine + done, mine + done + kChunk, char(i + 1));
+    filled.fetch_add(1);
+    while (filled.load() < int(n)) std::this_thread::yield();
+    // Every core reads as much as all of them touched; less than 2x the cache would be read
+    // partly from the cache, so it is no bandwidth figure.
+    const std::size_t len = *std::min_element(touched.begin(), touched.end());
+    if (len * n < 2 * llc) return;
+    std::vector<double> passes;
     std::uint64_t sink = 0;
     const Clock::time_point start = Clock::now();
     // The first pass warms the TLB and the clock and does not count.
-    for (int pass = 0; pass < 2 || (seconds_since(start) < window_s && pass < 32); ++pass) {
+    for (int pass = 0;
+         pass < 2 || (seconds_since(start) < window_s && pass < 32 && Clock::now() < deadline);
+         ++pass) {
       const Clock::time_point t0 = Clock::now();
-      sink ^= avx2 ? read_stream_avx2(mine, share) : read_stream_generic(mine, share);
+      sink ^= avx2 ? read_stream_avx2(mine, len) : read_stream_generic(mine, len);
       const double dt = seconds_since(t0);
-      if (pass > 0 && dt > 0) passes.push_back(double(share) / dt);
+      if (pass > 0 && dt > 0) passes.push_back(double(len) / dt);
     }
     std::nth_element(passes.begin(), passes.begin() + passes.size() / 2, passes.end());
     rate[std::size_t(i)] = passes.empty() || sink == 42 ? 0 : passes[passes.size() / 2];
@@ -187,12 +202,16 @@ PeakMeasurement measure_peak(double budget_s) {
     m.isa = "avx512";
   }
   const int kinds = 2 + (loops.bf16 ? 1 : 0) + (loops.i8 ? 1 : 0);
-  const double window = 0.5 * budget_s / kinds;
+  const double window = 0.4 * budget_s / kinds;
   m.f32 = probe_rate(loops.f32, cpus, window) / 1e9;
   m.f64 = probe_rate(loops.f64, cpus, window) / 1e9;
   if (loops.bf16) m.bf16 = probe_rate(loops.bf16, cpus, window) / 1e9;
   if (loops.i8) m.i8 = probe_rate(loops.i8, cpus, window) / 1e9;
-  m.read_gbs = probe_read_gbs(cpus, isa_supported(Isa::avx2), 0.2 * budget_s);
+  // The first touch of the read buffer is what a busy machine slows down most; it stops at
+  // the deadline (the bandwidth is then 0, unmeasured), so the whole probe stays under ~1 s.
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(std::max(0.7, 2 * budget_s)));
+  m.read_gbs = probe_read_gbs(cpus, isa_supported(Isa::avx2), 0.2 * budget_s, deadline);
   m.seconds = seconds_since(start);
   m.source = "measured now";
   return m;

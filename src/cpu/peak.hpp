@@ -10,7 +10,7 @@ struct PeakMeasurement {
   double f32 = 0, f64 = 0;  // GFLOP/s of the widest FMA the kernels use; 0 = not measured
   double bf16 = 0;          // GFLOP/s of vdpbf16ps (AVX512_BF16 only)
   double i8 = 0;            // GOP/s of the i8 micro-kernel's instruction (vpdpbusd, vpmaddwd)
-  double read_gbs = 0;      // GB/s reading a buffer 4x the last-level cache
+  double read_gbs = 0;      // GB/s reading a buffer 4x the last-level cache; 0 = unmeasured
   int threads = 0;          // one per physical core
   std::string isa;          // the ISA the loops ran ("avx2", "avx512")
   double seconds = 0;       // how long the measurement took
@@ -18,8 +18,9 @@ struct PeakMeasurement {
 };
 
 // Measures now, without the cache, in about `budget_s` seconds of wall time in total (the
-// FMA loops share half of it, the read passes 20 %, the rest is for touching their buffer).
-PeakMeasurement measure_peak(double budget_s = 0.4);
+// FMA loops share 40 % of it, the read passes 20 %, the rest is for touching their buffer;
+// that first touch stops at max(0.7 s, 2 x budget), and the bandwidth is then 0: unmeasured).
+PeakMeasurement measure_peak(double budget_s = 0.3);
 
 // "AMD EPYC|2 cores|avx2": what a cached measurement is valid for.
 std::string machine_key();

