@@ -45,7 +45,8 @@ CovKernel fast_kernel() {
   return k;
 }
 
-CovKernel simple_kernel(std::string name, std::string summary, int rung, CovHostPlan::Body body) {
+CovKernel simple_kernel(std::string name, std::string summary, int rung,
+                        CovHostPlan::Body body) {
   CovKernel k;
   k.name = std::move(name);
   k.summary = std::move(summary);
@@ -58,9 +59,9 @@ CovKernel simple_kernel(std::string name, std::string summary, int rung, CovHost
 }
 
 const Register fast{fast_kernel()};
-const Register reference{
-    simple_kernel("cpu.reference", "float64 two-pass (means, then centred products): the oracle", 1,
-                  reference_moments)};
+const Register reference{simple_kernel(
+    "cpu.reference", "float64 two-pass (means, then centred products): the oracle", 1,
+    reference_moments)};
 const Register serial{simple_kernel(
     "cpu.serial", "the article's serial rung: float means, one sweep per pair, double sums", 2,
     serial_moments)};
