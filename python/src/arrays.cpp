@@ -32,6 +32,16 @@ constexpr DlpackType kTypes[] = {
     {DType::e5m2, Code::Float8_E5M2, 8, "float8_e5m2"},
 };
 
+constexpr const char* kTakenTypes =
+    "(float32, float64, float16, bfloat16, int32, int8, float8_e4m3fn, float8_e5m2)";
+
+// str(x) of a Python object.
+std::string text_of(nb::handle x) {
+  nb::str s = nb::steal<nb::str>(PyObject_Str(x.ptr()));
+  if (!s.is_valid()) throw nb::python_error();
+  return s.c_str();
+}
+
 std::string describe(nb::dlpack::dtype t) {
   static const char* kNames[] = {"int", "uint", "float", "opaque", "bfloat", "complex", "bool"};
   const std::string kind = t.code < 7 ? kNames[t.code] : "dlpack code " + std::to_string(t.code);
@@ -62,8 +72,7 @@ DType dtype_from_dlpack(nb::dlpack::dtype t, const char* what) {
   for (const DlpackType& k : kTypes)
     if (t.code == std::uint8_t(k.code) && t.bits == k.bits && t.lanes == 1) return k.type;
   throw InvalidArgument(std::string(what) + " has element type " + describe(t) +
-                        ", which kafel does not take (float32, float64, float16, bfloat16, int32, "
-                        "int8, float8_e4m3fn, float8_e5m2)");
+                        ", which kafel does not take " + kTakenTypes);
 }
 
 nb::dlpack::dtype dlpack_from_dtype(DType t) {
@@ -104,9 +113,14 @@ std::pair<const char*, const char*> Operand::extent() const {
 
 Operand to_operand(nb::handle obj, const char* what, bool copy_if_needed) {
   Operand op;
-  if (!nb::try_cast(obj, op.array))
+  if (!nb::try_cast(obj, op.array)) {
+    // An array whose element type has no DLPack / buffer code (float128, object ...).
+    if (nb::hasattr(obj, "dtype") && nb::hasattr(obj, "shape"))
+      throw InvalidArgument(std::string(what) + " has element type " + text_of(obj.attr("dtype")) +
+                            ", which kafel does not take " + kTakenTypes);
     throw InvalidArgument(std::string(what) + " is a " + nb::type_name(obj.type()).c_str() +
                           ", not an array (numpy, DLPack or buffer protocol)");
+  }
   const auto& a = op.array;
   if (a.ndim() != 2)
     throw InvalidArgument(std::string(what) + " must be a 2-D array, got " +

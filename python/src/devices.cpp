@@ -4,6 +4,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
+
 #include "binding.hpp"
 #include "kafel/kernels.hpp"
 
@@ -19,6 +21,17 @@ std::vector<std::string> gemm_kernel_names(const Device& d) {
 std::vector<std::string> cov_kernel_names(const Device& d) {
   std::vector<std::string> names;
   for (const CovKernelInfo& k : cov_kernels(d)) names.push_back(k.name);
+  return names;
+}
+
+// Element roles ("f32", "i8", "f32/tf32" ...) some kernel of this device runs here.
+std::vector<std::string> gemm_type_names(const Device& d) {
+  std::vector<std::string> names;
+  for (const GemmKernelInfo& k : gemm_kernels(d))
+    for (const TypeSupport& t : k.types)
+      if (k.runs(t.types, d).empty() &&
+          std::find(names.begin(), names.end(), t.types.name()) == names.end())
+        names.push_back(t.types.name());
   return names;
 }
 
@@ -68,6 +81,8 @@ void bind_devices(nb::module_& m) {
                    "Matrix-unit peaks by compute mode ('tf32', 'f16', ...), GFLOP/s or GOP/s.")
       .def_prop_ro("caps", &cap_names, "Features beyond the backend: 'fp64', 'avx512', ...")
       .def_prop_ro("kernels", &gemm_kernel_names, "GEMM kernels for this device, ladder order.")
+      .def_prop_ro("gemm_types", &gemm_type_names,
+                   "GEMM element roles some kernel runs here: 'f32', 'f64', 'i8', 'f32/tf32' ...")
       .def_prop_ro("cov_kernels", &cov_kernel_names, "Covariance kernels for this device.")
       .def(
           "json", [](const Device& d) { return device_json(d); },
