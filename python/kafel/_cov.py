@@ -31,7 +31,7 @@ def cov(x: Any, *, ddof: int = 1, layout: str = "planar", device: DeviceLike = N
     one_channel = getattr(x, "ndim", None) == 1
     if one_channel:
         x = np.asarray(x)[np.newaxis, :]
-    result = _kafel.cov_host(x, ddof, layout, device, kernel or "")
+    result = _kafel.cov_host(x, ddof, layout, device, kernel or "")[0]
     return result[0, 0].copy() if one_channel else result
 
 
@@ -41,6 +41,8 @@ class CovStreamStats:
 
     blocks: int = 0
     latency_ms: List[float] = field(default_factory=list)
+    cpp_ms: List[float] = field(default_factory=list)  # covariance()'s own total_ms per block
+    kernel: str = ""
     median_ms: float = 0.0
     p99_ms: float = 0.0
     max_ms: float = 0.0
@@ -73,6 +75,8 @@ class CovStream:
         self._ddof, self._layout, self._kernel = ddof, layout, kernel or ""
         self.device = device if isinstance(device, _kafel.Device) else _kafel.Device(device or "")
         self._latencies: List[float] = []
+        self._cpp_ms: List[float] = []
+        self._kernel_used = ""
         self._first: Optional[float] = None
         self._last: float = 0.0
 
@@ -84,8 +88,10 @@ class CovStream:
             raise _kafel.InvalidArgument(
                 f"block has shape {tuple(getattr(block, 'shape', ()))}, the stream takes {shape}")
         start = time.perf_counter()
-        result = _kafel.cov_host(block, self._ddof, self._layout, self.device, self._kernel)
+        result, self._kernel_used, _, total_ms = _kafel.cov_host(
+            block, self._ddof, self._layout, self.device, self._kernel)
         end = time.perf_counter()
+        self._cpp_ms.append(total_ms)
         self._first = start if self._first is None else self._first
         self._last = end
         self._latencies.append((end - start) * 1e3)
@@ -99,7 +105,8 @@ class CovStream:
             return CovStreamStats()
         wall = self._last - (self._first or self._last)
         return CovStreamStats(
-            blocks=len(lat), latency_ms=list(lat), median_ms=float(np.median(lat)),
+            blocks=len(lat), latency_ms=list(lat), cpp_ms=list(self._cpp_ms),
+            kernel=self._kernel_used, median_ms=float(np.median(lat)),
             p99_ms=float(np.quantile(lat, 0.99, method="inverted_cdf")), max_ms=max(lat),
             missed=sum(v > self.deadline_ms for v in lat),
             blocks_per_s=len(lat) / wall if wall > 0 else 0.0)

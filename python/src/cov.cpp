@@ -52,7 +52,8 @@ Operand host_samples(nb::handle x) {
   return op;
 }
 
-nb::object cov_host(nb::handle x, std::int64_t ddof, const std::string& layout, nb::handle device,
+// (covariance float64 C x C, kernel, kernel_ms, total_ms as the C++ call measured them).
+nb::tuple cov_host(nb::handle x, std::int64_t ddof, const std::string& layout, nb::handle device,
                     const std::string& kernel) {
   const Device& dev = device_of(device);
   const Operand op = host_samples(x);
@@ -65,7 +66,8 @@ nb::object cov_host(nb::handle x, std::int64_t ddof, const std::string& layout, 
     nb::gil_scoped_release released;
     r = covariance(dev, s, opt);
   }
-  return matrix_f64(std::move(r.cov), r.channels);
+  return nb::make_tuple(matrix_f64(std::move(r.cov), r.channels), r.kernel, r.kernel_ms,
+                       r.total_ms);
 }
 
 nb::object reference_cov(nb::handle x, std::int64_t ddof, const std::string& layout) {
@@ -103,7 +105,7 @@ nb::object signal(const std::string& kind, std::int64_t channels, std::int64_t s
 void bind_cov(nb::module_& m) {
   using namespace nb::literals;
   m.def("cov_host", &cov_host, "x"_a, "ddof"_a, "layout"_a, "device"_a.none(), "kernel"_a,
-        "Covariance of a float32 host array; see kafel.cov.");
+        "Covariance of a float32 host array and (kernel, kernel_ms, total_ms); see kafel.cov.");
   m.def("reference_cov", &reference_cov, "x"_a, "ddof"_a = 1, "layout"_a = "planar",
         "The float64 two-pass reference covariance (kafel's oracle) of a float32 host array.");
   m.def("signal", &signal, "kind"_a, "channels"_a, "samples"_a, "layout"_a = "planar", "seed"_a = 1,
