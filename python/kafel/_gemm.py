@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Union
 
+from numpy import ndarray as _ndarray
+
 from . import _arrays, _kafel
 from ._kafel import Device
 
@@ -40,6 +42,9 @@ def gemm(a: Any, b: Any, c: Any = None, *, alpha: float = 1.0, beta: float = 0.0
     The GIL is released while the device works. Raises kafel.InvalidArgument (a ValueError)
     for bad shapes, types or names, kafel.Unsupported when the device cannot do it.
     """
+    if _all_numpy(a, b, c, out):  # the common case, without the generic dispatch below
+        return _kafel.gemm_host(a, b, c, out, alpha, beta, trans_a, trans_b, device, kernel or "",
+                                compute, verify)
     gpu = _gpu_of(a, b, c, out)
     if gpu is None:
         result = _kafel.gemm_host(_arrays.as_host_array(a), _arrays.as_host_array(b),
@@ -87,6 +92,8 @@ class GemmPlan:
     def __call__(self, a: Any, b: Any, c: Any = None, *, out: Any = None) -> Any:
         """Runs the prepared GEMM on these operands; returns C as :func:`gemm` does."""
         if self._gpu is None:
+            if _all_numpy(a, b, c, out):
+                return self._plan.run_host(a, b, c, out)
             result = self._plan.run_host(a, b, c, out)
             return result if out is not None else _arrays.to_callers_kind(result, a)
         out = _device_output(a, b, c, out, self._beta, *self._trans, self._compute)
@@ -117,6 +124,11 @@ class GemmPlan:
 
     def __repr__(self) -> str:
         return f"kafel.GemmPlan(device={self.device.id!r}, kernel={self.kernel!r})"
+
+
+def _all_numpy(a: Any, b: Any, c: Any, out: Any) -> bool:
+    return (type(a) is _ndarray and type(b) is _ndarray and (c is None or type(c) is _ndarray)
+            and (out is None or type(out) is _ndarray))
 
 
 def _gpu_of(*arrays: Any) -> Optional[int]:
