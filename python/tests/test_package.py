@@ -40,3 +40,15 @@ def test_python_m_kafel_runs_the_cli():
                          text=True, env=dict(os.environ), timeout=120)
     assert run.returncode == 0, run.stderr
     assert "cpu" in run.stdout
+
+
+def test_python_m_kafel_passes_arguments_and_exit_code(tmp_path):
+    fake = tmp_path / "kafel"
+    fake.write_text("#!/bin/sh\necho \"args: $*\"\nexit 3\n")
+    fake.chmod(0o755)
+    run = subprocess.run([sys.executable, "-m", "kafel", "gemm", "--m", "8"], capture_output=True,
+                         text=True, env={**os.environ, "KAFEL_CLI": str(fake)}, timeout=60)
+    assert run.returncode == 3 and run.stdout.strip() == "args: gemm --m 8"
+    missing = subprocess.run([sys.executable, "-m", "kafel"], capture_output=True, text=True,
+                             env={**os.environ, "KAFEL_CLI": str(tmp_path / "none")}, timeout=60)
+    assert missing.returncode == 2 and "not part of this build" in missing.stderr
