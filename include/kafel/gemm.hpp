@@ -81,8 +81,9 @@ class PreparedGemm {
   ~PreparedGemm();
 
   // Runs on these operands; InvalidArgument when their geometry differs from the prepared one.
-  // Residence::Device: ordered on `stream` (CUDA: a cudaStream_t, nullptr = the legacy default
-  // stream) after the work already enqueued there; returns when the result is complete.
+  // Host: returns when C holds the result. Device: enqueued on `stream` (CUDA: a cudaStream_t,
+  // nullptr = the legacy default stream) after the work already there, and returns without
+  // waiting, as CUDA libraries do (kernel_ms is 0; the caller's later work on `stream` sees C).
   GemmReport run(const MatrixView& A, const MatrixView& B, const MatrixView& C,
                  void* stream = nullptr);
 

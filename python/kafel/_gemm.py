@@ -36,7 +36,9 @@ def gemm(a: Any, b: Any, c: Any = None, *, alpha: float = 1.0, beta: float = 0.0
     array (on the GPU, by the producer's own library). NaN and infinities propagate as IEEE
     arithmetic does. Host arrays with a GPU device are copied to it and back (the C++ gemm()
     path); arrays in CUDA memory never travel through the host, and a CUDA array with a
-    non-CUDA device is an error, not a hidden copy.
+    non-CUDA device is an error, not a hidden copy. CUDA arrays: the GEMM is enqueued on the
+    producer's current stream (torch.cuda.current_stream(), cupy's current stream) and the call
+    returns without waiting, as torch.matmul does; work on that stream sees the result.
     verify: also check the result against the float64 reference as the CLI does (host arrays);
     raises kafel.VerificationError with the worst element when it fails.
     The GIL is released while the device works. Raises kafel.InvalidArgument (a ValueError)

@@ -101,8 +101,9 @@ class CudaGemmPlan final : public GemmPlan {
 
   // Operands already in this GPU's memory: used in place where they meet the launchers'
   // contract (16-byte aligned rows whose width is a multiple of 16 bytes), else copied on the
-  // device into this plan's padded buffers (C back after each run). Runs on the caller's
-  // stream, after the work already enqueued there; nothing goes through the host.
+  // device into this plan's padded buffers (C back after each run). Runs are enqueued on the
+  // caller's stream, after the work already there, and not waited for; nothing goes through
+  // the host.
   void bind(const GemmArgs& args, void* stream) override {
     DeviceGuard g(ordinal_);
     args_ = args;
@@ -122,19 +123,25 @@ class CudaGemmPlan final : public GemmPlan {
     if (slot < 0 || slot >= static_cast<int>(slots_.size()))
       throw InvalidArgument("CUDA plan: slot " + std::to_string(slot) + " was not loaded");
     if (desc_.m == 0 || desc_.n == 0) return 0.0;  // nothing to do; a 0-sized grid is invalid
-    const cudaStream_t stream = bound_ ? caller_stream_ : stream_.get();
     Slot& s = slots_[slot];
     DeviceGemm dg = view(s);
-    // A bound run is one call of a caller's sequence: no spin to hide the launch latency.
-    if (!bound_) launch_spin(stream);
-    timer_.start(stream);
-    if (traits_.form == OperandForm::ops_n) to_ops_n(s, dg, stream);
-    launcher_(dg, params_, stream);
+    if (bound_) {
+      // Stream-ordered like any CUDA library call: enqueued on the caller's stream, not timed,
+      // not waited for (the caller's next work on that stream sees the result).
+      if (traits_.form == OperandForm::ops_n) to_ops_n(s, dg, caller_stream_);
+      launcher_(dg, params_, caller_stream_);
+      KAFEL_CUDA_CHECK_LAUNCH("GEMM kernel");
+      if (!s.c.caller) s.c.download(args_.c, args_.ldc, desc_.types.c, caller_stream_);
+      return 0.0;
+    }
+    launch_spin(stream_);
+    timer_.start(stream_);
+    if (traits_.form == OperandForm::ops_n) to_ops_n(s, dg, stream_);
+    launcher_(dg, params_, stream_);
     KAFEL_CUDA_CHECK_LAUNCH("GEMM kernel");
-    timer_.stop(stream);
-    if (bound_ && !s.c.caller) s.c.download(args_.c, args_.ldc, desc_.types.c, stream);
+    timer_.stop(stream_);
     const double ms = timer_.ms();
-    KAFEL_CUDA_CHECK(cudaStreamSynchronize(stream));
+    stream_.synchronize();
     return ms;
   }
 
