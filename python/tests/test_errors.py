@@ -123,3 +123,28 @@ def test_cov_errors():
         kafel.signal("seed", 0, 10)
     with pytest.raises(kafel.InvalidArgument):
         kafel.signal("sawtooth", 2, 10)
+
+
+class FakeCudaArray:
+    """Claims CUDA memory through __cuda_array_interface__ (never dereferenced here)."""
+
+    def __init__(self, shape):
+        self.shape = shape
+        self.dtype = np.dtype("f4")
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": self.shape, "typestr": "<f4", "data": (0, False), "version": 3,
+                "strides": None}
+
+
+@pytest.mark.skipif(any(d.backend == "cuda" for d in kafel.devices()),
+                    reason="a CUDA device is present (the fake array would be dereferenced)")
+def test_cuda_arrays_without_a_cuda_device_are_refused():
+    a = FakeCudaArray((4, 4))
+    with pytest.raises(kafel.InvalidArgument) as e:
+        kafel.gemm(a, a, out=FakeCudaArray((4, 4)))
+    assert "cuda" in one_line(e)
+    with pytest.raises(kafel.InvalidArgument) as e:
+        kafel.gemm(a, np.ones((4, 4), "f4"))  # host and device memory mixed
+    assert "different memories" in one_line(e)

@@ -183,3 +183,22 @@ def test_host_arrays_on_every_device(rng):
     b = small_integers(rng, (17, 9), "float32")
     for dev in host_devices():
         np.testing.assert_array_equal(kafel.gemm(a, b, device=dev), reference(a, b))
+
+
+def test_wider_c_through_out(rng):
+    # f16 inputs accumulated into a float32 C: the roles "f16->f32", chosen by out's type.
+    a = small_integers(rng, (20, 30), "float16")
+    b = small_integers(rng, (30, 10), "float16")
+    out = np.zeros((20, 10), "f4")
+    assert kafel.gemm(a, b, out=out) is out
+    np.testing.assert_array_equal(out, reference(a, b))
+
+
+def test_torch_cpu_tensors_in_and_out_including_bfloat16(rng):
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    for dtype in (torch.float32, torch.float64, torch.bfloat16):
+        a = torch.randint(-4, 5, (20, 30)).to(dtype)
+        b = torch.randint(-4, 5, (30, 10)).to(dtype)
+        c = kafel.gemm(a, b, device="cpu")
+        assert isinstance(c, torch.Tensor) and c.dtype == dtype and not c.is_cuda
+        assert torch.equal(c.double(), a.double() @ b.double()), dtype
