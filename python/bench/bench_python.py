@@ -74,8 +74,11 @@ def radar_block(device, channels, samples, blocks):
     s = stream.stats
     python_ms = statistics.median(s.latency_ms[1:] or s.latency_ms)
     cpp_ms = statistics.median(s.cpp_ms[1:] or s.cpp_ms)
+    # The same blocks through the C++ stream (run_cov_stream, as `kafel cov --blocks` runs).
+    streamed = kafel.CovStream(channels, samples, device=device, rate=0).run("seed", blocks)
     return {"problem": f"{channels} x {samples} float32, {device}", "kernel": s.kernel,
-            "python_ms": python_ms, "cpp_ms": cpp_ms, "ratio": python_ms / cpp_ms}
+            "python_ms": python_ms, "cpp_ms": cpp_ms, "ratio": python_ms / cpp_ms,
+            "stream_median_ms": streamed.median_ms, "stream_blocks_per_s": streamed.blocks_per_s}
 
 
 def main():
@@ -104,8 +107,9 @@ def main():
             for name, us in r["us_per_call"].items():
                 print(f"  {name:42s} {us:9.1f} us")
     r = results["radar"]
-    print(f"radar block {r['problem']} (kernel {r['kernel']}): kafel.cov {r['python_ms']:.2f} ms,"
-          f" C++ covariance() {r['cpp_ms']:.2f} ms, ratio {r['ratio']:.3f}")
+    print(f"radar block {r['problem']} (kernel {r['kernel']}): kafel push {r['python_ms']:.2f} ms,"
+          f" C++ covariance() {r['cpp_ms']:.2f} ms, ratio {r['ratio']:.3f}; C++ stream "
+          f"{r['stream_median_ms']:.2f} ms median, {r['stream_blocks_per_s']:.1f} blocks/s")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, List, Optional
+from typing import Any, Callable, Iterable, List, Optional, Union
 
 import numpy as np
 
@@ -41,8 +41,10 @@ class CovStreamStats:
 
     blocks: int = 0
     latency_ms: List[float] = field(default_factory=list)
-    cpp_ms: List[float] = field(default_factory=list)  # covariance()'s own total_ms per block
+    cpp_ms: List[float] = field(default_factory=list)  # push(): covariance()'s own total_ms
     kernel: str = ""
+    startup_ms: float = 0.0  # run(): plan, buffers, warm-up pass, before the first block
+    wall_ms: float = 0.0  # run(): from the first block's clock to the last result
     median_ms: float = 0.0
     p99_ms: float = 0.0
     max_ms: float = 0.0
@@ -53,60 +55,77 @@ class CovStreamStats:
 class CovStream:
     """Covariance of a stream of blocks of ``channels`` x ``samples`` float32 samples.
 
-    ``push(block)`` computes the covariance of one block (float64, channels x channels) and
-    records its latency: from the push to the result, the time a block arriving at ``rate``
-    blocks per second has before the next one. ``stats`` summarises the latencies (median,
-    p99, max, blocks missing ``deadline_ms``, throughput). Layout, device and kernel mean what
-    they mean for :func:`cov`; the device plan is chosen once.
+    The kernel is chosen once (as the CLI's ``kafel cov`` does). Two ways to feed it:
+
+    - ``push(block)`` computes one block's covariance (float64, channels x channels) at once
+      and records its latency, push to result; ``stats`` summarises the pushes.
+    - ``run(source, blocks=None, on_result=None)`` runs a whole source through the C++ stream
+      (``run_cov_stream``: ``depth`` blocks in flight where the backend streams, pinned buffers
+      on GPUs): an iterable of arrays (each copied into the stream's buffer), or a signal name
+      ('seed', 'random', 'offset') generated once into the buffers, the radar case. With
+      ``rate`` > 0 block b arrives at b/rate and its latency runs from its arrival; a block
+      misses when it exceeds ``deadline_ms`` (default 1000/rate). on_result(b, cov) is called
+      for each block. Returns the C++ statistics.
+
+    Layout, device and kernel mean what they mean for :func:`cov`.
     """
 
     def __init__(self, channels: int, samples: int, *, device: DeviceLike = None,
-                 rate: float = 20.0, deadline_ms: Optional[float] = None, ddof: int = 1,
-                 layout: str = "planar", kernel: Optional[str] = None) -> None:
-        if channels < 1 or samples <= ddof:
-            raise _kafel.InvalidArgument(
-                f"a CovStream needs channels >= 1 and samples > ddof (got {channels} x {samples},"
-                f" ddof {ddof})")
+                 rate: float = 20.0, deadline_ms: Optional[float] = None, depth: int = 3,
+                 ddof: int = 1, layout: str = "planar", kernel: Optional[str] = None) -> None:
         if rate < 0:
             raise _kafel.InvalidArgument(f"rate must be >= 0 blocks/s, got {rate}")
         self.channels, self.samples, self.rate = channels, samples, rate
         self.deadline_ms = deadline_ms if deadline_ms is not None else (
-            1000.0 / rate if rate > 0 else float("inf"))
-        self._ddof, self._layout, self._kernel = ddof, layout, kernel or ""
-        self.device = device if isinstance(device, _kafel.Device) else _kafel.Device(device or "")
+            1000.0 / rate if rate > 0 else 50.0)
+        self._engine = _kafel.CovEngine(device, channels, samples, layout, ddof, kernel or "",
+                                        depth, rate, self.deadline_ms)
         self._latencies: List[float] = []
         self._cpp_ms: List[float] = []
-        self._kernel_used = ""
         self._first: Optional[float] = None
         self._last: float = 0.0
 
+    @property
+    def device(self) -> _kafel.Device:
+        return self._engine.device
+
+    @property
+    def kernel(self) -> str:
+        """The covariance kernel chosen for this stream."""
+        return self._engine.kernel
+
+    @property
+    def config(self) -> str:
+        """Its parameters and where they came from."""
+        return self._engine.config
+
     def push(self, block: Any) -> np.ndarray:
         """The covariance of one block (shape (channels, samples) for 'planar')."""
-        shape = (self.channels, self.samples) if self._layout.startswith("planar") else (
-            self.samples, self.channels)
-        if tuple(getattr(block, "shape", ())) != shape:
-            raise _kafel.InvalidArgument(
-                f"block has shape {tuple(getattr(block, 'shape', ()))}, the stream takes {shape}")
         start = time.perf_counter()
-        result, self._kernel_used, _, total_ms = _kafel.cov_host(
-            block, self._ddof, self._layout, self.device, self._kernel)
+        result, total_ms = self._engine.push(block)
         end = time.perf_counter()
-        self._cpp_ms.append(total_ms)
         self._first = start if self._first is None else self._first
         self._last = end
         self._latencies.append((end - start) * 1e3)
+        self._cpp_ms.append(total_ms)
         return result
+
+    def run(self, source: Union[str, Iterable[Any]], blocks: Optional[int] = None,
+            on_result: Optional[Callable[[int, np.ndarray], None]] = None) -> CovStreamStats:
+        """Runs `blocks` blocks (None: until an iterable ends) through the C++ stream."""
+        st = self._engine.run(source, -1 if blocks is None else blocks, on_result)
+        return CovStreamStats(kernel=self.kernel, **st)
 
     @property
     def stats(self) -> CovStreamStats:
         """Latency statistics over every block pushed so far."""
         lat = self._latencies
         if not lat:
-            return CovStreamStats()
+            return CovStreamStats(kernel=self.kernel)
         wall = self._last - (self._first or self._last)
         return CovStreamStats(
-            blocks=len(lat), latency_ms=list(lat), cpp_ms=list(self._cpp_ms),
-            kernel=self._kernel_used, median_ms=float(np.median(lat)),
+            blocks=len(lat), latency_ms=list(lat), cpp_ms=list(self._cpp_ms), kernel=self.kernel,
+            median_ms=float(np.median(lat)),
             p99_ms=float(np.quantile(lat, 0.99, method="inverted_cdf")), max_ms=max(lat),
             missed=sum(v > self.deadline_ms for v in lat),
             blocks_per_s=len(lat) / wall if wall > 0 else 0.0)

@@ -2,7 +2,9 @@
 // SamplesView (planar or interleaved, read from its strides), covariance() on a device.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
+#include <cstring>
 #include <vector>
 
 #include "binding.hpp"
@@ -54,7 +56,7 @@ Operand host_samples(nb::handle x) {
 
 // (covariance float64 C x C, kernel, kernel_ms, total_ms as the C++ call measured them).
 nb::tuple cov_host(nb::handle x, std::int64_t ddof, const std::string& layout, nb::handle device,
-                    const std::string& kernel) {
+                   const std::string& kernel) {
   const Device& dev = device_of(device);
   const Operand op = host_samples(x);
   const SamplesView s = samples_of(op, parse_sample_layout(layout));
@@ -67,7 +69,7 @@ nb::tuple cov_host(nb::handle x, std::int64_t ddof, const std::string& layout, n
     r = covariance(dev, s, opt);
   }
   return nb::make_tuple(matrix_f64(std::move(r.cov), r.channels), r.kernel, r.kernel_ms,
-                       r.total_ms);
+                        r.total_ms);
 }
 
 nb::object reference_cov(nb::handle x, std::int64_t ddof, const std::string& layout) {
@@ -100,10 +102,148 @@ nb::object signal(const std::string& kind, std::int64_t channels, std::int64_t s
   return array;
 }
 
+// ---- kafel.CovStream ------------------------------------------------------------------------
+
+// One covariance shape on one device with its kernel chosen once (choose_cov): push() runs a
+// block through covariance(), run() a whole source through run_cov_stream (several blocks in
+// flight where the backend streams, latency statistics measured in C++).
+class CovEngine {
+ public:
+  CovEngine(nb::handle device, std::int64_t channels, std::int64_t samples,
+            const std::string& layout, std::int64_t ddof, const std::string& kernel, int depth,
+            double rate, double deadline_ms)
+      : device_(device_of(device)), desc_{channels, samples, parse_sample_layout(layout), ddof} {
+    desc_.validate();
+    choice_ = choose_cov(device_, desc_, kernel);
+    opt_.depth = depth;
+    opt_.rate = rate;
+    opt_.deadline_ms = deadline_ms;
+  }
+
+  // (covariance, C++ total_ms) of one block shaped as the descriptor says.
+  nb::tuple push(nb::handle block) {
+    const Operand op = host_samples(block);
+    const SamplesView s = samples_of(op, desc_.layout);
+    check_block(s);
+    CovOptions opt;
+    opt.kernel = choice_.kernel;
+    opt.params = choice_.params;
+    opt.ddof = desc_.ddof;
+    CovResult r;
+    {
+      nb::gil_scoped_release released;
+      r = covariance(device_, s, opt);
+    }
+    return nb::make_tuple(matrix_f64(std::move(r.cov), r.channels), r.total_ms);
+  }
+
+  // Blocks from an iterable of arrays, or a generated signal ("seed", "random", "offset") in
+  // static buffers as the CLI's radar case; on_result(block, covariance) for each one.
+  nb::dict run(nb::handle source, std::int64_t max_blocks, nb::handle on_result) {
+    CovBlockSource src = nb::isinstance<nb::str>(source)
+                             ? signal_source(parse_signal(nb::cast<std::string>(source)))
+                             : iterable_source(nb::iter(source));
+    if (src.static_buffers && max_blocks < 0)
+      throw InvalidArgument("a generated signal never ends: give blocks=N");
+    CovResultHook hook;
+    if (!on_result.is_none())
+      hook = [&](std::int64_t b, const float*, const CovResult& r) {
+        nb::gil_scoped_acquire acquired;
+        std::vector<double> cov = r.cov;
+        on_result(b, matrix_f64(std::move(cov), r.channels));
+      };
+    CovStreamStats st;
+    {
+      nb::gil_scoped_release released;
+      st = run_cov_stream(device_, choice_, desc_, src, max_blocks, opt_, hook);
+    }
+    nb::dict d;
+    d["blocks"] = st.blocks;
+    d["latency_ms"] = st.latency_ms;
+    d["startup_ms"] = st.startup_ms;
+    d["wall_ms"] = st.wall_ms;
+    d["median_ms"] = st.median_ms;
+    d["p99_ms"] = st.p99_ms;
+    d["max_ms"] = st.max_ms;
+    d["blocks_per_s"] = st.blocks_per_s;
+    d["missed"] = st.missed;
+    return d;
+  }
+
+  const Device& device() const { return device_; }
+  std::string kernel() const { return choice_.kernel; }
+  std::string config() const { return choice_.config(); }
+
+ private:
+  void check_block(const SamplesView& s) const {
+    if (s.channels != desc_.channels || s.samples != desc_.samples)
+      throw InvalidArgument("block of " + std::to_string(s.channels) + " channels x " +
+                            std::to_string(s.samples) + " samples; the stream takes " +
+                            desc_.shape());
+  }
+
+  CovBlockSource signal_source(SignalKind kind) const {
+    const CovDesc d = desc_;
+    return {[d, kind](std::int64_t b, float* buf) {
+              generate_signal(kind, buf, d.channels, d.samples, d.layout, std::uint64_t(b) + 1);
+              return true;
+            },
+            /*static_buffers=*/true};
+  }
+
+  // Each next() of the iterable is copied into the stream's buffer (tight, the stream's layout).
+  CovBlockSource iterable_source(nb::iterator it) const {
+    const CovDesc d = desc_;
+    auto shared = std::make_shared<nb::iterator>(std::move(it));
+    return {[this, d, shared](std::int64_t, float* buf) {
+              nb::gil_scoped_acquire acquired;
+              nb::iterator& i = *shared;
+              if (i == nb::iterator::sentinel()) return false;
+              const Operand op = host_samples(*i);
+              const SamplesView s = samples_of(op, d.layout);
+              check_block(s);
+              copy_tight(s, d.layout, buf);
+              ++i;
+              return true;
+            },
+            /*static_buffers=*/false};
+  }
+
+  // `s` into a tight block of `layout` (the stream's): row copies when the layouts agree.
+  static void copy_tight(const SamplesView& s, SampleLayout layout, float* out) {
+    const bool planar = layout == SampleLayout::Planar;
+    const std::int64_t outer = planar ? s.channels : s.samples;
+    const std::int64_t inner = planar ? s.samples : s.channels;
+    if (s.layout == layout) {
+      for (std::int64_t r = 0; r < outer; ++r)
+        std::memcpy(out + r * inner, s.data + r * s.tight_stride(), std::size_t(inner) * 4);
+      return;
+    }
+    for (std::int64_t r = 0; r < outer; ++r)
+      for (std::int64_t i = 0; i < inner; ++i)
+        out[r * inner + i] = planar ? s.at(r, i) : s.at(i, r);
+  }
+
+  Device device_;
+  CovDesc desc_;
+  CovChoice choice_;
+  CovStreamOptions opt_;
+};
+
 }  // namespace
 
 void bind_cov(nb::module_& m) {
   using namespace nb::literals;
+  nb::class_<CovEngine>(m, "CovEngine", "The C++ side of kafel.CovStream.")
+      .def(nb::init<nb::handle, std::int64_t, std::int64_t, const std::string&, std::int64_t,
+                    const std::string&, int, double, double>(),
+           "device"_a.none(), "channels"_a, "samples"_a, "layout"_a, "ddof"_a, "kernel"_a,
+           "depth"_a, "rate"_a, "deadline_ms"_a)
+      .def("push", &CovEngine::push, "block"_a)
+      .def("run", &CovEngine::run, "source"_a, "max_blocks"_a, "on_result"_a.none())
+      .def_prop_ro("device", &CovEngine::device)
+      .def_prop_ro("kernel", &CovEngine::kernel)
+      .def_prop_ro("config", &CovEngine::config);
   m.def("cov_host", &cov_host, "x"_a, "ddof"_a, "layout"_a, "device"_a.none(), "kernel"_a,
         "Covariance of a float32 host array and (kernel, kernel_ms, total_ms); see kafel.cov.");
   m.def("reference_cov", &reference_cov, "x"_a, "ddof"_a = 1, "layout"_a = "planar",

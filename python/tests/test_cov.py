@@ -89,5 +89,31 @@ def test_cov_stream_over_blocks():
     assert stats.blocks == 4 and len(stats.latency_ms) == 4
     assert 0 < stats.median_ms <= stats.p99_ms <= stats.max_ms
     assert 0 <= stats.missed <= 4 and stats.blocks_per_s > 0
+    assert stats.kernel == stream.kernel and len(stats.cpp_ms) == 4
     with pytest.raises(kafel.InvalidArgument):
         stream.push(np.zeros((10, 100), "f4"))
+
+
+def test_cov_stream_runs_a_generated_signal_in_cpp():
+    stream = kafel.CovStream(10, 1 << 15, rate=0, depth=2)
+    seen = []
+    stats = stream.run("seed", blocks=5, on_result=lambda b, c: seen.append((b, c)))
+    assert stats.blocks == 5 and len(stats.latency_ms) == 5 and stats.kernel == stream.kernel
+    assert [b for b, _ in seen] == list(range(5))
+    want = numpy_cov(kafel.signal("seed", 10, 1 << 15))
+    assert rel_err(seen[0][1], want) < TOL
+    with pytest.raises(kafel.InvalidArgument):
+        stream.run("seed")  # a generated signal never ends
+
+
+def test_cov_stream_runs_an_iterable_of_blocks():
+    blocks = [kafel.signal("random", 6, 5000) for _ in range(3)]
+    blocks.append(np.asfortranarray(blocks[0]))  # any memory order is copied in
+    stream = kafel.CovStream(6, 5000, rate=0)
+    results = []
+    stats = stream.run(iter(blocks), on_result=lambda b, c: results.append(c))
+    assert stats.blocks == 4 and len(results) == 4
+    for got, x in zip(results, blocks):
+        assert rel_err(got, numpy_cov(x)) < TOL
+    with pytest.raises(kafel.InvalidArgument):
+        stream.run([np.zeros((6, 10), "f4")])
