@@ -3,8 +3,8 @@
 #include "kafel/gemm.hpp"
 
 #include <chrono>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 
