@@ -202,9 +202,10 @@ TEST(CudaRegistry, LadderOrderAndCovarianceKernels) {
     EXPECT_EQ(k.name.rfind("cuda.", 0), 0u) << k.name;
     if (k.name.find('.', 5) == std::string::npos) rungs.push_back(k.name);
   }
-  const std::vector<std::string> expected = {
-      "cuda.oneblock", "cuda.blocks", "cuda.gridstride", "cuda.smem",      "cuda.reg1d",
-      "cuda.reg2d",    "cuda.vec",    "cuda.warptile",   "cuda.pipelined", "cuda.cublas"};
+  const std::vector<std::string> expected = {"cuda.oneblock", "cuda.blocks",   "cuda.gridstride",
+                                             "cuda.smem",     "cuda.reg1d",    "cuda.reg2d",
+                                             "cuda.vec",      "cuda.warptile", "cuda.pipelined",
+                                             "cuda.wgmma",    "cuda.wgmma_ws", "cuda.cublas"};
   EXPECT_EQ(rungs, expected);
   std::vector<std::string> cov;
   for (const auto& k : cov_kernels_for(dev)) cov.push_back(k.name);
