@@ -207,9 +207,9 @@ TEST(CudaRegistry, LadderOrderAndCovarianceKernels) {
     if (k.name.find('.', 5) == std::string::npos) rungs.push_back(k.name);
   }
   const std::vector<std::string> expected = {
-      "cuda.oneblock", "cuda.blocks",    "cuda.gridstride", "cuda.smem",      "cuda.reg1d",
+      "cuda.oneblock", "cuda.blocks",    "cuda.gridstride", "cuda.smem",  "cuda.reg1d",
       "cuda.reg2d",    "cuda.vec",       "cuda.warptile",   "cuda.pipelined", "cuda.mma",
-      "cuda.mma_pipe", "cuda.mma_tiles", "cuda.cublas"};
+      "cuda.mma_pipe", "cuda.mma_tiles", "cuda.wgmma",      "cuda.wgmma_ws",  "cuda.cublas"};
   EXPECT_EQ(rungs, expected);
   std::vector<std::string> cov;
   for (const auto& k : cov_kernels_for(dev)) cov.push_back(k.name);
