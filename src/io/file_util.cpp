@@ -107,12 +107,14 @@ std::int64_t checked_add(std::int64_t a, std::int64_t b) {
 namespace kafel {
 
 std::uint64_t host_memory_available() {
+  // Line by line: some /proc/meminfo lines have no unit, and some sandboxes report
+  // MemAvailable as 0 (the lent GPU machines did); 0 is never taken as the answer.
   std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  std::uint64_t kib = 0;
-  std::string unit;
-  while (meminfo >> key >> kib >> unit) {
-    if (key == "MemAvailable:") return kib * 1024;
+  std::string line;
+  while (std::getline(meminfo, line)) {
+    unsigned long long kib = 0;
+    if (std::sscanf(line.c_str(), "MemAvailable: %llu kB", &kib) == 1 && kib > 0)
+      return std::uint64_t(kib) * 1024;
   }
   long pages = sysconf(_SC_AVPHYS_PAGES);
   long page = sysconf(_SC_PAGESIZE);

@@ -159,10 +159,18 @@ void ladder_exact(const std::optional<Device>& dev, const LadderCase& c) {
         ADD_FAILURE() << c.kernel << " " << d.shape() << ": " << e.what();
         continue;
       }
+      // The sum is exact; storing it in a C narrower than the accumulator rounds it once, and
+      // on a tie kernels may round either way (cuBLAS's bf16 epilogue does): one step of C.
+      const int c_bits = type_info(c.types.c).precision;
       for (std::int64_t i = 0; i < d.m; ++i)
-        for (std::int64_t j = 0; j < d.n; ++j)
-          ASSERT_EQ(p.c.get(i, j), expected.get(i, j))
-              << c.kernel << " " << d.shape() << " at (" << i << "," << j << ")";
+        for (std::int64_t j = 0; j < d.n; ++j) {
+          const double want = expected.get(i, j);
+          const double step =
+              c_bits < acc_bits && want != 0 ? std::ldexp(1.0, std::ilogb(want) - c_bits + 1) : 0;
+          ASSERT_LE(std::abs(p.c.get(i, j) - want), step)
+              << c.kernel << " " << d.shape() << " at (" << i << "," << j << "): " << p.c.get(i, j)
+              << " vs " << want;
+        }
     }
   }
 }
