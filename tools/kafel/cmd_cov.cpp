@@ -169,7 +169,9 @@ nlohmann::ordered_json stream_json(const Device& dev, const CovDesc& d, const Co
           {"rel_err", rel_err},
           {"verified_blocks", verified},
           {"nan_entries", nan_entries},
-          {"passed", ok}};
+          {"passed", ok},
+          {"wall_ms", st.wall_ms},
+          {"latency_ms", st.latency_ms}};  // per block, for the stream timeline (bench/plot.py)
 }
 
 int run_stream(const CovCli& o) {
