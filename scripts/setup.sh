@@ -13,6 +13,7 @@ PACKAGES=(
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo  # OpenCL + PoCL
   libopenblas-dev libclblast-dev                         # comparison baselines
   python3 python3-dev python3-venv python3-matplotlib python3-numpy  # plots, Python package
+  chromium                                               # renders the report page in a test
   clang-format
 )
 
