@@ -131,8 +131,7 @@ struct VerifyResult {
 // The rounding model comes from desc.types: the accumulator's unit roundoff u, the compute
 // mode's extra input rounding u_in (tf32 2^-11 ...) and C's storage u_out. Per element,
 // (gamma_k(u) + 2 u_in) |alpha| ||a_i|| ||b_j|| + 2u |beta c0| + u_out |c_ref|; integer compute
-// must be exact (modulo 2^32). fp8 inputs: u is at least 2^-14 (tensor cores accumulate fp8
-// products with about 14 significant bits).
+// must be exact (modulo 2^32).
 VerifyResult verify_gemm(const GemmDesc& desc, const MatrixView& A, const MatrixView& B,
                          const MatrixView& C0, const MatrixView& C, const VerifyOptions& opt = {});
 
