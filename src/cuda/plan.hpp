@@ -60,7 +60,7 @@ std::unique_ptr<GemmPlan> make_cuda_plan(const Device& device, const GemmDesc& d
                                          PlanTraits traits = {});
 
 // dst (cols x rows, ld ldd) = transpose of src (rows x cols, ld lds), both row-major; elements
-// of `t`'s size (4 or 8 bytes).
+// of `t`'s size (1, 2, 4 or 8 bytes).
 void launch_transpose(DType t, const void* src, std::int64_t rows, std::int64_t cols,
                       std::int64_t lds, void* dst, std::int64_t ldd, cudaStream_t stream);
 

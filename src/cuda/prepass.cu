@@ -89,6 +89,12 @@ void launch_transpose(DType t, const void* src, std::int64_t rows, std::int64_t 
                       std::int64_t lds, void* dst, std::int64_t ldd, cudaStream_t s) {
   if (rows == 0 || cols == 0) return;
   switch (dtype_size(t)) {
+    case 1:  // i8 for the tensor-core rungs
+      transpose<unsigned char>(src, rows, cols, lds, dst, ldd, s);
+      return;
+    case 2:  // f16, bf16 for the tensor-core rungs
+      transpose<unsigned short>(src, rows, cols, lds, dst, ldd, s);
+      return;
     case 4:
       transpose<float>(src, rows, cols, lds, dst, ldd, s);
       return;
@@ -97,7 +103,7 @@ void launch_transpose(DType t, const void* src, std::int64_t rows, std::int64_t 
       return;
     default:
       throw Unsupported("transpose: " + std::string(to_string(t)) +
-                        " elements are not compiled in (4 and 8 bytes are)");
+                        " elements are not compiled in (1, 2, 4 and 8 bytes are)");
   }
 }
 
