@@ -204,9 +204,10 @@ class CudaGemmPlan final : public GemmPlan {
   // with zeroed padding, so that beta * C stays finite there.
   Slot load_k_major(const GemmArgs& args, cudaStream_t stream) {
     const GemmTypes& t = desc_.types;
-    if (dtype_size(t.a) != 1 || dtype_size(t.b) != 1)
-      throw InvalidArgument("CUDA plan: the k-major operand form takes 1-byte inputs only (" +
-                            t.name() + ")");
+    if (dtype_size(t.a) != dtype_size(t.b) || (dtype_size(t.a) != 1 && dtype_size(t.a) != 4))
+      throw InvalidArgument(
+          "CUDA plan: the k-major operand form takes 1- or 4-byte inputs of one size (" + t.name() +
+          ")");
     const std::int64_t m = desc_.m, n = desc_.n, k = desc_.k;
     const std::int64_t mp = round16(m), kp = std::max<std::int64_t>(16, round16(k));
     const std::int64_t np = padded_ld(n, t.c);
@@ -219,10 +220,10 @@ class CudaGemmPlan final : public GemmPlan {
     raw_a.upload(args.a, args.lda, t.a, stream);
     raw_b.upload(args.b, args.ldb, t.b, stream);
     // op(A) is m x k: A itself (N) or A^T. B must become op(B)^T, n x k: B^T (N) or B (T).
-    launch_relayout_bytes(raw_a.buf.get(), raw_a.rows, raw_a.cols, raw_a.ld, ta, slot.a.buf.get(),
-                          mp, kp, kp, stream);
-    launch_relayout_bytes(raw_b.buf.get(), raw_b.rows, raw_b.cols, raw_b.ld, !tb, slot.b.buf.get(),
-                          np, kp, kp, stream);
+    launch_relayout(t.a, raw_a.buf.get(), raw_a.rows, raw_a.cols, raw_a.ld, ta, slot.a.buf.get(),
+                    mp, kp, kp, stream);
+    launch_relayout(t.b, raw_b.buf.get(), raw_b.rows, raw_b.cols, raw_b.ld, !tb, slot.b.buf.get(),
+                    np, kp, kp, stream);
     slot.c.zero(stream);
     slot.c.upload(args.c, args.ldc, t.c, stream);
     KAFEL_CUDA_CHECK(cudaStreamSynchronize(stream));  // raw_a and raw_b are freed on return

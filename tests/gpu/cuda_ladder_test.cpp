@@ -199,18 +199,24 @@ TEST(CudaRegistry, PipelinedSpaceIsExactlyTheCompiledShapes) {
   EXPECT_EQ(k.params.check(k.params.defaults()), "");
 }
 
+// Structural, so that a new rung needs no line here: the registry lists kernels by rung, the
+// seeds' nine rungs keep their order at the front, and the baseline comes after the ladder.
 TEST(CudaRegistry, LadderOrderAndCovarianceKernels) {
   const Device dev = described_gpu();
   std::vector<std::string> rungs;
+  int last_rung = -1;
   for (const auto& k : kernels_for(dev)) {
     EXPECT_EQ(k.name.rfind("cuda.", 0), 0u) << k.name;
+    EXPECT_GE(k.rung, last_rung) << k.name << " is listed out of rung order";
+    last_rung = k.rung;
     if (k.name.find('.', 5) == std::string::npos) rungs.push_back(k.name);
   }
-  const std::vector<std::string> expected = {
-      "cuda.oneblock", "cuda.blocks",    "cuda.gridstride", "cuda.smem",      "cuda.reg1d",
-      "cuda.reg2d",    "cuda.vec",       "cuda.warptile",   "cuda.pipelined", "cuda.mma",
-      "cuda.mma_pipe", "cuda.mma_tiles", "cuda.cublas"};
-  EXPECT_EQ(rungs, expected);
+  const std::vector<std::string> seeds = {"cuda.oneblock", "cuda.blocks",   "cuda.gridstride",
+                                          "cuda.smem",     "cuda.reg1d",    "cuda.reg2d",
+                                          "cuda.vec",      "cuda.warptile", "cuda.pipelined"};
+  ASSERT_GT(rungs.size(), seeds.size());
+  EXPECT_EQ(std::vector<std::string>(rungs.begin(), rungs.begin() + seeds.size()), seeds);
+  EXPECT_EQ(rungs.back(), "cuda.cublas");
   std::vector<std::string> cov;
   for (const auto& k : cov_kernels_for(dev)) cov.push_back(k.name);
   EXPECT_EQ(cov, (std::vector<std::string>{"cuda.onepass", "cuda.syrk", "cuda.cublas-ssyrk",
