@@ -12,6 +12,7 @@ PACKAGES=(
   libgtest-dev libcli11-dev nlohmann-json3-dev          # tests, CLI, JSON
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo  # OpenCL + PoCL
   libopenblas-dev libclblast-dev                         # comparison baselines
+  libopenmpi-dev openmpi-bin                             # kafel::dist (MPI ranks)
   python3 python3-dev python3-venv python3-matplotlib python3-numpy  # plots, Python package
   chromium                                               # renders the report page in a test
   clang-format

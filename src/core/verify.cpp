@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/reference.hpp"
+#include "core/verify_bound.hpp"
 #include "kafel/error.hpp"
 #include "kafel/gemm.hpp"
 
@@ -37,14 +38,6 @@ Norms operand_norms(const GemmDesc& d, const MatrixView& A, const MatrixView& B)
 
 bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
 
-// Rounding constants of the bound documented in gemm.hpp.
-struct Bound {
-  double product;  // multiplies |alpha| ||a_i|| ||b_j||
-  double scale;    // multiplies |beta c0|
-  double output;   // multiplies |c_ref|
-  double floor;    // absolute floor (subnormal rounding of the output type)
-};
-
 // The smallest positive value of a floating type (its subnormal floor).
 double smallest(DType t) {
   switch (t) {
@@ -57,22 +50,6 @@ double smallest(DType t) {
     default:
       return 1e-300;
   }
-}
-
-Bound bound_for(const GemmDesc& d) {
-  const DType acc = compute_info(d.types.compute).accumulator;
-  double u = unit_roundoff(acc);
-  // fp8 products on tensor cores are summed in an accumulator that keeps about 14 significant
-  // bits, not binary32's 24 (DeepSeek-V3 report, H800; on the lent H100 cuBLASLt and our wgmma
-  // kernels alike exceeded the binary32 bound by 1-2x at k = 64). Verified with 2^-14 instead.
-  if (is_fp8(d.types.a) || is_fp8(d.types.b)) u = std::max(u, std::ldexp(1.0, -14));
-  const double ku = double(d.k + 2) * u;
-  const double gamma = ku / std::max(1e-3, 1.0 - ku);
-  const double out = unit_roundoff(d.types.c);
-  // Subnormal rounding: of the output, and of every partial sum in a narrow accumulator.
-  const double floor = std::max(smallest(d.types.c), double(d.k + 1) * smallest(acc));
-  // Factor 2 covers the alpha and beta multiplications and the final addition.
-  return {2.0 * (gamma + 2.0 * d.types.input_roundoff()), 4.0 * u, 2.0 * out, floor};
 }
 
 std::string where(std::int64_t i, std::int64_t j) {
@@ -134,7 +111,7 @@ VerifyResult verify_full(const GemmDesc& d, const MatrixView& A, const MatrixVie
   r.method = "full";
   const auto ref = reference_f64(d.op_a, d.op_b, d.alpha, A, B, d.beta, C0);
   const Norms nrm = operand_norms(d, A, B);
-  const Bound bd = bound_for(d);
+  const GemmBound bd = gemm_bound(d);
   SumSq err2 = 0, ref2 = 0;
   for (std::int64_t i = 0; i < d.m; ++i)
     for (std::int64_t j = 0; j < d.n; ++j) {
@@ -204,10 +181,9 @@ VerifyResult verify_freivalds(const GemmDesc& d, const MatrixView& A, const Matr
   r.method = "freivalds";
   std::mt19937_64 rng(opt.seed);
   const Norms nrm = operand_norms(d, A, B);
-  const Bound bd = bound_for(d);
+  const GemmBound bd = gemm_bound(d);
   double sum_nb = 0;
   for (double v : nrm.col_b) sum_nb += v;
-  const double u64 = std::ldexp(1.0, -52) * double(d.n + d.k + 2);
   SumSq err2 = 0, ref2 = 0;
   for (int trial = 0; trial < 2; ++trial) {
     std::vector<double> x(d.n);
@@ -228,9 +204,7 @@ VerifyResult verify_freivalds(const GemmDesc& d, const MatrixView& A, const Matr
       }
       const double want = d.alpha * abx[i] + (d.beta != 0 ? d.beta * c0x : 0.0);
       const double prod = std::fabs(d.alpha) * nrm.row_a[i] * sum_nb;
-      const double tol = bd.product * prod + bd.scale * std::fabs(d.beta) * abs_c0 +
-                         bd.output * abs_c + u64 * (prod + abs_c + std::fabs(d.beta) * abs_c0) +
-                         bd.floor * double(d.n);
+      const double tol = freivalds_tolerance(d, bd, prod, abs_c, abs_c0);
       account(r, got, want, tol, i, -1, err2, ref2);
     }
   }
@@ -239,6 +213,30 @@ VerifyResult verify_freivalds(const GemmDesc& d, const MatrixView& A, const Matr
 }
 
 }  // namespace
+
+GemmBound gemm_bound(const GemmDesc& d) {
+  const DType acc = compute_info(d.types.compute).accumulator;
+  double u = unit_roundoff(acc);
+  // fp8 products on tensor cores are summed in an accumulator that keeps about 14 significant
+  // bits, not binary32's 24 (DeepSeek-V3 report, H800; on the lent H100 cuBLASLt and our wgmma
+  // kernels alike exceeded the binary32 bound by 1-2x at k = 64). Verified with 2^-14 instead.
+  if (is_fp8(d.types.a) || is_fp8(d.types.b)) u = std::max(u, std::ldexp(1.0, -14));
+  const double ku = double(d.k + 2) * u;
+  const double gamma = ku / std::max(1e-3, 1.0 - ku);
+  const double out = unit_roundoff(d.types.c);
+  // Subnormal rounding: of the output, and of every partial sum in a narrow accumulator.
+  const double floor = std::max(smallest(d.types.c), double(d.k + 1) * smallest(acc));
+  // Factor 2 covers the alpha and beta multiplications and the final addition.
+  return {2.0 * (gamma + 2.0 * d.types.input_roundoff()), 4.0 * u, 2.0 * out, floor};
+}
+
+double freivalds_tolerance(const GemmDesc& d, const GemmBound& b, double prod, double abs_c,
+                           double abs_c0) {
+  const double u64 = std::ldexp(1.0, -52) * double(d.n + d.k + 2);
+  const double scaled_c0 = std::fabs(d.beta) * abs_c0;
+  return b.product * prod + b.scale * scaled_c0 + b.output * abs_c +
+         u64 * (prod + abs_c + scaled_c0) + b.floor * double(d.n);
+}
 
 VerifyResult verify_gemm(const GemmDesc& d, const MatrixView& A, const MatrixView& B,
                          const MatrixView& C0, const MatrixView& C, const VerifyOptions& opt) {

@@ -31,5 +31,8 @@ Run setup_gemm(CLI::App& sub);
 Run setup_bench(CLI::App& sub);
 Run setup_tune(CLI::App& sub);
 Run setup_cov(CLI::App& sub);
+#ifdef KAFEL_WITH_MPI
+Run setup_dist(CLI::App& sub);  // cmd_dist.cpp, built with MPI only
+#endif
 
 }  // namespace kafel::cli

@@ -25,6 +25,9 @@ const Command kCommands[] = {
      setup_tune},
     {"cov", "Covariance of a block or a stream: latency, deadlines, 1e-6 check (--bench)",
      setup_cov},
+#ifdef KAFEL_WITH_MPI
+    {"dist", "Distributed GEMM and covariance over MPI ranks (run under mpirun)", setup_dist},
+#endif
 };
 
 // Error messages must stay on one line, whatever the runtime put in them.
