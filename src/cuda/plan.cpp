@@ -3,6 +3,7 @@
 #include "cuda/plan.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "cuda/runtime.hpp"
@@ -23,37 +24,71 @@ std::int64_t round16(std::int64_t v) {
   return (v + 15) / 16 * 16;
 }
 
-// A row-major rows x cols matrix on the device with a padded leading dimension.
+using HostOf = std::function<const void*(std::int64_t)>;
+
+// `count` row-major rows x cols matrices on the device with a padded leading dimension, matrix
+// after matrix (stride = the allocated rows x ld).
 struct DeviceMatrix {
   DeviceBuffer buf;
-  std::int64_t rows = 0, cols = 0, ld = 0;
+  std::int64_t rows = 0, cols = 0, ld = 0, stride = 0, count = 1;
+  std::size_t elem = 0;
 
   DeviceMatrix() = default;
-  DeviceMatrix(DType t, std::int64_t r, std::int64_t c, const char* what)
-      : DeviceMatrix(t, r, c, padded_ld(c, t), what) {}
-  // Room for alloc_rows >= r rows of ld_ elements (uploads and downloads move r x c).
+  DeviceMatrix(DType t, std::int64_t r, std::int64_t c, const char* what, std::int64_t n = 1)
+      : DeviceMatrix(t, r, c, padded_ld(c, t), what, 0, n) {}
+  // Room for alloc_rows >= r rows of ld_ elements per matrix (uploads and downloads move r x c).
   DeviceMatrix(DType t, std::int64_t r, std::int64_t c, std::int64_t ld_, const char* what,
-               std::int64_t alloc_rows = 0)
-      : buf(static_cast<std::size_t>(std::max(r, alloc_rows) * ld_) * dtype_size(t), what),
+               std::int64_t alloc_rows = 0, std::int64_t n = 1)
+      : buf(static_cast<std::size_t>(std::max(r, alloc_rows) * ld_ * n) * dtype_size(t), what),
         rows(r),
         cols(c),
-        ld(ld_) {}
+        ld(ld_),
+        stride(std::max(r, alloc_rows) * ld_),
+        count(n),
+        elem(dtype_size(t)) {}
+
+  void* at(std::int64_t i) const { return static_cast<char*>(buf.get()) + i * stride * elem; }
 
   // Copies on the plan's stream; the caller synchronises it before the host relies on them.
-  void upload(const void* host, std::int64_t host_ld, DType t, cudaStream_t s) {
+  // One 2D copy for the whole batch when the host matrices lie back to back like ours.
+  void upload(const HostOf& host, std::int64_t host_ld, cudaStream_t s) {
     if (rows == 0 || cols == 0) return;
-    const std::size_t es = dtype_size(t);
-    KAFEL_CUDA_CHECK(cudaMemcpy2DAsync(buf.get(), ld * es, host, host_ld * es, cols * es, rows,
-                                       cudaMemcpyHostToDevice, s));
+    if (stacked(host, host_ld)) {
+      KAFEL_CUDA_CHECK(cudaMemcpy2DAsync(buf.get(), ld * elem, host(0), host_ld * elem, cols * elem,
+                                         rows * count, cudaMemcpyHostToDevice, s));
+      return;
+    }
+    for (std::int64_t i = 0; i < count; ++i)
+      KAFEL_CUDA_CHECK(cudaMemcpy2DAsync(at(i), ld * elem, host(i), host_ld * elem, cols * elem,
+                                         rows, cudaMemcpyHostToDevice, s));
   }
-  void download(void* host, std::int64_t host_ld, DType t, cudaStream_t s) const {
+  void download(const std::function<void*(std::int64_t)>& host, std::int64_t host_ld,
+                cudaStream_t s) const {
     if (rows == 0 || cols == 0) return;
-    const std::size_t es = dtype_size(t);
-    KAFEL_CUDA_CHECK(cudaMemcpy2DAsync(host, host_ld * es, buf.get(), ld * es, cols * es, rows,
-                                       cudaMemcpyDeviceToHost, s));
+    if (stacked([&](std::int64_t i) -> const void* { return host(i); }, host_ld)) {
+      KAFEL_CUDA_CHECK(cudaMemcpy2DAsync(host(0), host_ld * elem, buf.get(), ld * elem, cols * elem,
+                                         rows * count, cudaMemcpyDeviceToHost, s));
+      return;
+    }
+    for (std::int64_t i = 0; i < count; ++i)
+      KAFEL_CUDA_CHECK(cudaMemcpy2DAsync(host(i), host_ld * elem, at(i), ld * elem, cols * elem,
+                                         rows, cudaMemcpyDeviceToHost, s));
   }
   void zero(cudaStream_t s) {
     if (!buf.empty()) KAFEL_CUDA_CHECK(cudaMemsetAsync(buf.get(), 0, buf.bytes(), s));
+  }
+
+ private:
+  // Host matrix i at host(0) + i * rows * host_ld elements and device matrices without extra
+  // rows: the batch is one rows*count x cols matrix on both sides.
+  bool stacked(const HostOf& host, std::int64_t host_ld) const {
+    if (count == 1) return true;
+    if (stride != rows * ld) return false;
+    const char* first = static_cast<const char*>(host(0));
+    const std::int64_t step = rows * host_ld * static_cast<std::int64_t>(elem);
+    for (std::int64_t i = 1; i < count; ++i)
+      if (static_cast<const char*>(host(i)) != first + i * step) return false;
+    return true;
   }
 };
 
@@ -82,10 +117,13 @@ class CudaGemmPlan final : public GemmPlan {
       stream_.synchronize();  // the host buffers may be reused as soon as load returns
     }
     const GemmTypes& t = desc_.types;
+    const std::int64_t count = batch();
     if (traits_.form == OperandForm::ops_n && desc_.op_a == Op::T)
-      at_ = DeviceMatrix(t.a, desc_.m, desc_.k, "A transposed");
+      at_ = DeviceMatrix(t.a, desc_.m, desc_.k, "A transposed", count);
     if (traits_.form == OperandForm::ops_n && desc_.op_b == Op::T)
-      bt_ = DeviceMatrix(t.b, desc_.k, desc_.n, "B transposed");
+      bt_ = DeviceMatrix(t.b, desc_.k, desc_.n, "B transposed", count);
+    const std::size_t ws = traits_.workspace ? traits_.workspace(desc_, params_) : 0;
+    workspace_ = ws > 0 ? DeviceBuffer(ws, "split-K workspace") : DeviceBuffer();
     if (traits_.prepare && desc_.m > 0 && desc_.n > 0) traits_.prepare(view(slots_[0]));
   }
 
@@ -93,7 +131,7 @@ class CudaGemmPlan final : public GemmPlan {
     DeviceGuard g(ordinal_);
     if (slot < 0 || slot >= static_cast<int>(slots_.size()))
       throw InvalidArgument("CUDA plan: slot " + std::to_string(slot) + " was not loaded");
-    if (desc_.m == 0 || desc_.n == 0) return 0.0;  // nothing to do; a 0-sized grid is invalid
+    if (desc_.m == 0 || desc_.n == 0 || batch() == 0) return 0.0;  // a 0-sized grid is invalid
     Slot& s = slots_[slot];
     DeviceGemm dg = view(s);
     launch_spin(stream_);
@@ -110,50 +148,55 @@ class CudaGemmPlan final : public GemmPlan {
   void fetch() override {
     DeviceGuard g(ordinal_);
     if (slots_.empty()) throw InvalidArgument("CUDA plan: fetch before load");
-    slots_[0].c.download(args_.c, args_.ldc, desc_.types.c, stream_);
+    slots_[0].c.download([&](std::int64_t i) { return args_.c_of(i); }, args_.ldc, stream_);
     stream_.synchronize();
   }
 
   std::string timer() const override { return "cuda-events"; }
 
  private:
+  std::int64_t batch() const { return desc_.batch; }
+
   Slot load_as_given(const GemmArgs& args) {
     const GemmTypes& t = desc_.types;
     const bool ta = desc_.op_a == Op::T, tb = desc_.op_b == Op::T;
-    Slot slot{DeviceMatrix(t.a, ta ? desc_.k : desc_.m, ta ? desc_.m : desc_.k, "matrix A"),
-              DeviceMatrix(t.b, tb ? desc_.n : desc_.k, tb ? desc_.k : desc_.n, "matrix B"),
-              DeviceMatrix(t.c, desc_.m, desc_.n, "matrix C")};
-    slot.a.upload(args.a, args.lda, t.a, stream_);
-    slot.b.upload(args.b, args.ldb, t.b, stream_);
-    slot.c.upload(args.c, args.ldc, t.c, stream_);
+    const std::int64_t n = batch();
+    Slot slot{DeviceMatrix(t.a, ta ? desc_.k : desc_.m, ta ? desc_.m : desc_.k, "matrix A", n),
+              DeviceMatrix(t.b, tb ? desc_.n : desc_.k, tb ? desc_.k : desc_.n, "matrix B", n),
+              DeviceMatrix(t.c, desc_.m, desc_.n, "matrix C", n)};
+    slot.a.upload([&](std::int64_t i) { return args.a_of(i); }, args.lda, stream_);
+    slot.b.upload([&](std::int64_t i) { return args.b_of(i); }, args.ldb, stream_);
+    slot.c.upload([&](std::int64_t i) -> const void* { return args.c_of(i); }, args.ldc, stream_);
     return slot;
   }
 
   // A becomes mp x kp, B np x kp (k contiguous in both), zero-padded; C gets room for mp x np
-  // with zeroed padding, so that beta * C stays finite there.
+  // with zeroed padding, so that beta * C stays finite there. Matrix by matrix for a batch.
   Slot load_k_major(const GemmArgs& args) {
     const GemmTypes& t = desc_.types;
     if (dtype_size(t.a) != 1 || dtype_size(t.b) != 1)
       throw InvalidArgument("CUDA plan: the k-major operand form takes 1-byte inputs only (" +
                             t.name() + ")");
-    const std::int64_t m = desc_.m, n = desc_.n, k = desc_.k;
+    const std::int64_t m = desc_.m, n = desc_.n, k = desc_.k, count = batch();
     const std::int64_t mp = round16(m), kp = std::max<std::int64_t>(16, round16(k));
     const std::int64_t np = padded_ld(n, t.c);
     const bool ta = desc_.op_a == Op::T, tb = desc_.op_b == Op::T;
-    Slot slot{DeviceMatrix(t.a, mp, kp, kp, "matrix A (k-major)"),
-              DeviceMatrix(t.b, np, kp, kp, "matrix B (k-major)"),
-              DeviceMatrix(t.c, m, n, np, "matrix C", mp)};
+    Slot slot{DeviceMatrix(t.a, mp, kp, kp, "matrix A (k-major)", 0, count),
+              DeviceMatrix(t.b, np, kp, kp, "matrix B (k-major)", 0, count),
+              DeviceMatrix(t.c, m, n, np, "matrix C", mp, count)};
     DeviceMatrix raw_a(t.a, ta ? k : m, ta ? m : k, "matrix A");
     DeviceMatrix raw_b(t.b, tb ? n : k, tb ? k : n, "matrix B");
-    raw_a.upload(args.a, args.lda, t.a, stream_);
-    raw_b.upload(args.b, args.ldb, t.b, stream_);
-    // op(A) is m x k: A itself (N) or A^T. B must become op(B)^T, n x k: B^T (N) or B (T).
-    launch_relayout_bytes(raw_a.buf.get(), raw_a.rows, raw_a.cols, raw_a.ld, ta, slot.a.buf.get(),
-                          mp, kp, kp, stream_);
-    launch_relayout_bytes(raw_b.buf.get(), raw_b.rows, raw_b.cols, raw_b.ld, !tb, slot.b.buf.get(),
-                          np, kp, kp, stream_);
+    for (std::int64_t i = 0; i < count; ++i) {
+      raw_a.upload([&](std::int64_t) { return args.a_of(i); }, args.lda, stream_);
+      raw_b.upload([&](std::int64_t) { return args.b_of(i); }, args.ldb, stream_);
+      // op(A) is m x k: A itself (N) or A^T. B must become op(B)^T, n x k: B^T (N) or B (T).
+      launch_relayout_bytes(raw_a.buf.get(), raw_a.rows, raw_a.cols, raw_a.ld, ta, slot.a.at(i), mp,
+                            kp, kp, stream_);
+      launch_relayout_bytes(raw_b.buf.get(), raw_b.rows, raw_b.cols, raw_b.ld, !tb, slot.b.at(i),
+                            np, kp, kp, stream_);
+    }
     slot.c.zero(stream_);
-    slot.c.upload(args.c, args.ldc, t.c, stream_);
+    slot.c.upload([&](std::int64_t i) -> const void* { return args.c_of(i); }, args.ldc, stream_);
     stream_.synchronize();  // raw_a and raw_b are freed on return
     return slot;
   }
@@ -161,6 +204,11 @@ class CudaGemmPlan final : public GemmPlan {
   // The operands of a slot as the launcher receives them (before the ops_n pre-pass).
   DeviceGemm view(const Slot& s) const {
     DeviceGemm dg{desc_, s.a.buf.get(), s.a.ld, s.b.buf.get(), s.b.ld, s.c.buf.get(), s.c.ld};
+    dg.stride_a = s.a.stride;
+    dg.stride_b = s.b.stride;
+    dg.stride_c = s.c.stride;
+    dg.workspace = workspace_.get();
+    dg.workspace_bytes = workspace_.bytes();
     if (traits_.form == OperandForm::k_major) {
       dg.desc.m = s.a.rows;
       dg.desc.n = s.c.ld;
@@ -174,17 +222,20 @@ class CudaGemmPlan final : public GemmPlan {
   // The transpose pre-pass of OperandForm::ops_n, inside the timed region.
   void to_ops_n(const Slot& s, DeviceGemm& dg) {
     const GemmTypes& t = desc_.types;
+    const std::int64_t count = batch();
     if (!at_.buf.empty() && desc_.k > 0) {
-      launch_transpose(t.a, s.a.buf.get(), desc_.k, desc_.m, s.a.ld, at_.buf.get(), at_.ld,
-                       stream_);
+      launch_transpose(t.a, s.a.buf.get(), desc_.k, desc_.m, s.a.ld, at_.buf.get(), at_.ld, stream_,
+                       count, s.a.stride, at_.stride);
       dg.a = at_.buf.get();
       dg.lda = at_.ld;
+      dg.stride_a = at_.stride;
     }
     if (!bt_.buf.empty() && desc_.k > 0) {
-      launch_transpose(t.b, s.b.buf.get(), desc_.n, desc_.k, s.b.ld, bt_.buf.get(), bt_.ld,
-                       stream_);
+      launch_transpose(t.b, s.b.buf.get(), desc_.n, desc_.k, s.b.ld, bt_.buf.get(), bt_.ld, stream_,
+                       count, s.b.stride, bt_.stride);
       dg.b = bt_.buf.get();
       dg.ldb = bt_.ld;
+      dg.stride_b = bt_.stride;
     }
     // With k = 0 nothing is read: the launcher only needs to see op N.
     dg.desc.op_a = dg.desc.op_b = Op::N;
@@ -201,6 +252,7 @@ class CudaGemmPlan final : public GemmPlan {
   EventTimer timer_;
   std::vector<Slot> slots_;
   DeviceMatrix at_, bt_;
+  DeviceBuffer workspace_;
 };
 
 }  // namespace
