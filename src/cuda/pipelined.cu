@@ -158,15 +158,21 @@ struct Slices {
   int batches;          // matrices of the problem
 };
 
-// The operands of this block's matrix and k slice: pointers moved, k the slice's length.
+// This block's matrix of the batch.
+template <class T>
+__device__ __forceinline__ long long block_matrix(const Slices<T>& sk) {
+  return sk.batch0 + blockIdx.z / sk.splits;
+}
+
+// The operands of this block's matrix and k slice: A and B moved, k the slice's length. C is
+// moved by the epilogue (one pointer less to keep through the k loop).
 template <int BK, class T>
 __device__ __forceinline__ Operands<T> block_operands(const Operands<T>& g0, const Slices<T>& sk) {
   Operands<T> g = g0;
   const int slice = blockIdx.z % sk.splits;
-  const long long matrix = sk.batch0 + blockIdx.z / sk.splits;
+  const long long matrix = block_matrix(sk);
   g.a += matrix * g.sa;
   g.b += matrix * g.sb;
-  g.c += matrix * g.sc;
   if (sk.splits > 1) {
     const int tiles = (g.k + BK - 1) / BK;
     const int t0 = static_cast<int>(static_cast<long long>(slice) * tiles / sk.splits);
@@ -237,9 +243,11 @@ __global__ void __launch_bounds__(C::NT, C::MIN_BLOCKS)
 
   // Recomputed from blockIdx here rather than kept in registers through the k loop.
   T* partial = sk.ws ? sk.ws + (static_cast<long long>(blockIdx.z % sk.splits) * sk.batches +
-                                sk.batch0 + blockIdx.z / sk.splits) *
+                                block_matrix(sk)) *
                                    sk.ws_matrix
                      : nullptr;
+  Operands<T> out = g;
+  out.c = g0.c + block_matrix(sk) * g0.sc;
 #pragma unroll
   for (int t = 0; t < C::TM; ++t) {
     const int i = bm + wm0 + (t / 4) * 32 + ty * 4 + t % 4;
@@ -250,7 +258,7 @@ __global__ void __launch_bounds__(C::NT, C::MIN_BLOCKS)
       if (partial) {
         if (j < g.n) store_partial(partial, sk.ws_ld, i, j, &acc[t][h * 4]);
       } else {
-        tile::store4(g, i, j, &acc[t][h * 4]);
+        tile::store4(out, i, j, &acc[t][h * 4]);
       }
     }
   }
