@@ -14,12 +14,18 @@
 namespace kafel::cpu {
 namespace {
 
-// The default takes cpu.small while m * n * k is at most this (per matrix of a batch): 96^3,
-// where the packed path overtakes it on the 2-core Zen 4 development machine (docs/cpu.md).
-constexpr double kSmallWork = 96.0 * 96.0 * 96.0;
+// The default takes cpu.small while m * n * k is at most 96^3 (f32) or 80^3 (f64) per matrix,
+// where cpu.packed (two threads) overtakes it on the 2-core Zen 4 development machine
+// (docs/cpu.md), and while C has at most 256^2 elements: a large C with a tiny k is a memory-
+// bound outer product that cpu.packed's threads stream faster.
+constexpr double kSmallWorkF32 = 96.0 * 96.0 * 96.0;
+constexpr double kSmallWorkF64 = 80.0 * 80.0 * 80.0;
+constexpr double kSmallOutput = 256.0 * 256.0;
 
 bool small_problem(const GemmDesc& d) {
-  return double(d.m) * double(d.n) * double(d.k) <= kSmallWork;
+  const double limit = d.types.a == DType::f64 ? kSmallWorkF64 : kSmallWorkF32;
+  return double(d.m) * double(d.n) * double(d.k) <= limit &&
+         double(d.m) * double(d.n) <= kSmallOutput;
 }
 
 const SmallKernels& kernels_for(Isa isa) {

@@ -121,6 +121,26 @@ TEST(BatchBench, VerifiesAndTimesEveryMatrix) {
   EXPECT_NEAR(r.gflops, 50 * 2.0 * 19 * 23 * 17 / (r.median_ms * 1e6), 1e-9 * r.gflops);
 }
 
+// cpu.small is the default only below its measured limits (m*n*k per matrix, the size of C) and
+// for the types it has; everything larger keeps cpu.packed.
+TEST(SmallRung, DefaultOnlyForSmallProblems) {
+  auto kernel = [](std::int64_t m, std::int64_t n, std::int64_t k, DType t = DType::f32,
+                   std::int64_t batch = 1) {
+    return choose_gemm(*cpu(), GemmDesc{m, n, k, Op::N, Op::N, 1.0, 0.0, t, batch}).kernel;
+  };
+  EXPECT_EQ(kernel(32, 32, 32), "cpu.small");
+  EXPECT_EQ(kernel(64, 64, 64, DType::f64), "cpu.small");
+  EXPECT_EQ(kernel(96, 96, 96), "cpu.small");
+  EXPECT_EQ(kernel(2048, 16, 16), "cpu.small");
+  EXPECT_EQ(kernel(32, 32, 32, DType::f32, 10000), "cpu.small");  // per matrix of a batch
+  EXPECT_EQ(kernel(97, 96, 96), "cpu.packed");
+  EXPECT_EQ(kernel(96, 96, 96, DType::f64), "cpu.packed");
+  EXPECT_EQ(kernel(900, 900, 1), "cpu.packed");  // a large C with a tiny k
+  EXPECT_EQ(kernel(512, 512, 512), "cpu.packed");
+  EXPECT_EQ(kernel(256, 256, 256, DType::f32, 100), "cpu.packed");
+  EXPECT_EQ(kernel(32, 32, 32, DType::bf16), "cpu.packed");  // no bf16 kernels
+}
+
 TEST(SizeClass, ShapeClassesFirst) {
   auto cls = [](std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch = 1) {
     return size_class({m, n, k, Op::N, Op::N, 1.0, 0.0, DType::f32, batch});
