@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kafel/cov.hpp"
 #include "kafel/device.hpp"
 #include "kafel/gemm.hpp"
 #include "kafel/params.hpp"
@@ -45,7 +46,11 @@ struct BenchRecord {
   double median_ms = 0, best_ms = 0;
   double spread = 0;  // (p90 - p10) / median of the timed runs: how steady the machine was
   double gflops = 0, best_gflops = 0;  // from median and best
-  double peak_pct = 0;  // median GFLOP/s as % of the device's peak for the roles (0: unknown)
+  // The device's peak estimate for the roles (0: unknown) and the median as a share of it; the
+  // share is 0 (shown "-") when unknown or when the estimate is below the measurement, so no
+  // report ever shows more than 100 %.
+  double peak_gflops = 0;
+  double peak_pct = 0;
   double total_ms = 0;  // load + run + fetch, steady clock
   int slots = 1, warmup = 0, reps = 0;
   bool verified = false;
@@ -85,6 +90,66 @@ CheckedRun run_verified_batch(const Device& device, const GemmDesc& desc,
                               const std::vector<MatrixView>& C0, const std::vector<MatrixView>& C,
                               const GemmOptions& opt = {});
 
+// ---- covariance -------------------------------------------------------------------------------
+
+struct CovBenchOptions {
+  int warmup = 2;  // untimed runs after the verified one (stops early after warmup_budget_ms)
+  int reps = 20;   // timed runs, each after one run of the read floor
+  double warmup_budget_ms = 1000;
+  // A kernel whose verified run takes longer than slow_ms gets slow_reps timed runs (the
+  // serial rungs would otherwise take minutes).
+  double slow_ms = 300;
+  int slow_reps = 2;
+  int e2e_reps = 10;        // end-to-end runs from pinned memory, where the plan streams
+  double tolerance = 1e-6;  // relative Frobenius error against the float64 reference
+  std::int64_t ddof = 1;    // divisor N - ddof
+  bool rotate = true;       // rotate sample copies when they fit in ~2x the device cache
+  Params overrides;         // kernel parameter overrides (resolved through choose_cov)
+  // The float64 reference of the samples when the caller has it already (benchmarking several
+  // kernels on one block); computed when null.
+  const CovResult* reference = nullptr;
+};
+
+// One measured covariance kernel on one block. Times in milliseconds; 0 when not measured.
+struct CovBenchRecord {
+  std::string kernel;
+  std::string config;  // "BLOCK=1024 ... (user)" or "(default)"
+  Params params;
+  std::string params_source;
+  bool baseline = false;  // a vendor library: its error is reported, not enforced
+  std::string device, device_name;
+  std::int64_t channels = 0, samples = 0, ddof = 1;
+  std::string layout;
+  double median_ms = 0, best_ms = 0;
+  double spread = 0;         // (p90 - p10) / median of the timed runs
+  double floor_ms = 0;       // median of one plain read pass over the block on the device
+  double copy_floor_ms = 0;  // one bare host->device copy of the block from pinned memory
+  double e2e_ms = 0;         // copy in + kernel + result back, from pinned memory (streams)
+  double gbs = 0;            // min_bytes / median
+  int slots = 1, warmup = 0, reps = 0;
+  bool verified = false;
+  double rel_err = 0, e2e_rel_err = 0;
+  std::string timer;
+  std::string status;  // "ok", "skipped" (Unsupported, too large) or "failed"
+  std::string error;
+
+  bool ok() const { return status == "ok"; }
+  bool failed() const { return status == "failed"; }
+};
+
+// The covariance verify-then-time harness (`kafel cov --bench`, tests): one run verified
+// against the float64 reference first (rel_err <= tolerance; a failure of one of our kernels
+// is status "failed" with no timing), then warm-up and timed runs alternating with the read
+// floor, median / best / spread, then end to end from pinned memory where the plan has a
+// stream (verified too). `kernel` "" = the one choose_cov picks. Never throws for a kernel's
+// failure; throws InvalidArgument for bad options, unknown names or a bad sample view.
+CovBenchRecord bench_cov(const Device& device, const std::string& kernel,
+                         const SamplesView& samples, const CovBenchOptions& opt = {});
+
+// Checks the environment variables that change how kernels run ($KAFEL_NUM_THREADS), so a bad
+// value fails before any work, naming the variable and its valid range: InvalidArgument.
+void check_environment();
+
 // How many operand copies to rotate through for a working set of `bytes` (1 = no rotation).
 int rotation_slots(double bytes, std::uint64_t cache_bytes);
 
@@ -108,6 +173,12 @@ void print_bench_table(std::ostream& os, const std::vector<BenchRecord>& records
 // columns = col_param values, one table per kernel, type and size that has both parameters.
 void print_param_grid(std::ostream& os, const std::vector<BenchRecord>& records,
                       const std::string& row_param, const std::string& col_param);
+
+// A measured rate as % of a peak estimate: 0 (unknown) when the peak is unknown or below the
+// measurement (an estimate that is wrong for this machine), so no report shows over 100 %.
+double peak_share(double measured, double peak);
+// "37.5 %" or "-" (peak_share 0).
+std::string peak_share_text(double measured, double peak);
 
 // ---- report formatting -----------------------------------------------------------------------
 

@@ -25,10 +25,18 @@ void check_host_memory(double bytes, const std::string& what);
 // ("'m.dat': A holds NaN at (3, 7)"). Integer matrices always pass.
 void check_finite(const MatrixView& m, const std::string& what);
 
+// Throws InvalidArgument naming `what` and the first element that storage type `target` cannot
+// hold: a finite value beyond its range (it would become inf: f64 1e6 -> f16), a fraction for
+// an integer type (0.5 -> i32 would be 0) or an integer out of its range (300 -> i8). Rounding
+// to the nearest value of a floating type is not an error. So a narrowing conversion of file
+// inputs is an input error, never a "verification failed" that blames the kernel.
+void check_convertible(const MatrixView& m, DType target, const std::string& what);
+
 // ---- output files ---------------------------------------------------------------------------
 
 // Throws IoError now when `path` could not be written later (its directory is missing or not
-// writable, the path is a directory or a read-only file), so long jobs fail before they start.
+// writable, the path is a directory, a read-only file or a socket), so long jobs fail before
+// they start. An existing FIFO or character device (/dev/stdout) is written in place.
 void check_writable(const std::string& path);
 // Writes `bytes` to a temporary file in the same directory and renames it over `path` only
 // when complete: on any failure (full disk, error) the temporary is removed and an existing
@@ -54,8 +62,9 @@ MatmulData make_matmul_data(std::int64_t m, std::int64_t p, std::int64_t n, std:
                             DType dtype = DType::f32);
 
 // ---- NumPy .npy --------------------------------------------------------------------------
-// Versions 1.0, 2.0 and 3.0; dtypes <f4, <f8, <i4 and <f2 (f16 storage); C or Fortran order;
-// 1-D (read as a 1 x n row) or 2-D. Fortran order reads as a column-major Matrix.
+// Versions 1.0, 2.0 and 3.0; dtypes <f4, <f8, <i4, <f2 (f16) and |i1 (i8): the real types of the
+// type table with a NumPy descriptor (bf16 and fp8 have none: write them as f32); C or Fortran
+// order; 1-D (read as a 1 x n row) or 2-D. Fortran order reads as a column-major Matrix.
 
 struct NpyHeader {
   DType dtype = DType::f32;
@@ -79,11 +88,16 @@ void write_npy(const std::string& path, const MatrixView& m, bool one_d = false)
 
 // SampleLayout and parse_sample_layout live in kafel/types.hpp (shared with covariance).
 
+// Whole frames (one float32 per channel) in a raw sample file; throws IoError for a directory,
+// a FIFO or other non-regular file, an empty file or a length that is not whole frames.
+std::int64_t raw_sample_frames(const std::string& path, std::int64_t channels);
 Matrix read_raw_samples(const std::string& path, std::int64_t channels, SampleLayout layout);
 // Writes a channels x N view (any layout / ld) as raw float32 in the given file layout.
 void write_raw_samples(const std::string& path, const MatrixView& samples, SampleLayout layout);
 
-// Reads a raw float32 stream block after block from a file or stdin ("-").
+// Reads a raw float32 stream block after block from a file, a FIFO or stdin ("-"). Opening a
+// FIFO never blocks; like stdin, the first read then waits for the writer's data (a writer
+// that closes without writing is an empty stream).
 // Each block holds `samples_per_block` samples of every channel in the given layout. The last
 // block may be shorter (interleaved only: a planar block cannot be cut); a stream that ends
 // inside a sample frame is an IoError.
@@ -104,6 +118,7 @@ class SampleStream {
   std::string path_;
   std::FILE* file_ = nullptr;
   bool owns_file_ = false;
+  bool await_writer_ = false;  // a FIFO opened before its writer: wait for it on the first read
   std::int64_t channels_, samples_;
   SampleLayout layout_;
   std::int64_t blocks_ = 0;

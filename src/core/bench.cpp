@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/backend.hpp"
+#include "core/thread_pool.hpp"
 #include "kafel/error.hpp"
 #include "kafel/io.hpp"
 #include "kafel/kernels.hpp"
@@ -118,6 +119,7 @@ void set_failed(BenchRecord& r, const std::string& why) {
   r.status = "failed";
   r.error = why;
   r.median_ms = r.best_ms = r.gflops = r.best_gflops = r.peak_pct = r.total_ms = 0;
+  r.peak_gflops = 0;
 }
 
 // Runs slot 0 once and checks it; returns false (record failed) when it does not verify.
@@ -193,12 +195,16 @@ void measure(const Device& dev, const GemmKernel* given, const GemmDesc& d, cons
   r.total_ms = total_time(dev, kernel, d, r.params, o, r.median_ms > 100 ? 1 : 3);
   r.gflops = gflops(d.flops(), r.median_ms);
   r.best_gflops = gflops(d.flops(), r.best_ms);
-  double peak = dev.peak_gflops(d.types);
-  r.peak_pct = peak > 0 ? 100.0 * r.gflops / peak : 0;
+  r.peak_gflops = dev.peak_gflops(d.types);
+  r.peak_pct = peak_share(r.gflops, r.peak_gflops);
   r.status = "ok";
 }
 
 }  // namespace
+
+void check_environment() {
+  default_threads();  // throws for a malformed or out-of-range $KAFEL_NUM_THREADS
+}
 
 int rotation_slots(double bytes, std::uint64_t cache_bytes) {
   const double twice_cache = 2.0 * double(cache_bytes);

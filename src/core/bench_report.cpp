@@ -1,5 +1,6 @@
 // Benchmark records out: JSON and CSV files, the aligned terminal table and the block x grid
 // table of the lecture. Formatting lives here so `kafel bench` and `kafel gemm` print alike.
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -44,6 +45,7 @@ Json to_json(const BenchRecord& r) {
               {"spread", r.spread},
               {"gflops", r.gflops},
               {"best_gflops", r.best_gflops},
+              {"peak_gflops", r.peak_gflops},
               {"peak_pct", r.peak_pct},
               {"total_ms", r.total_ms},
               {"slots", r.slots},
@@ -129,8 +131,9 @@ Row table_row(const BenchRecord& r, bool with_params, const std::vector<std::str
   Row row{r.kernel, r.type, size_text(r)};
   if (with_params) row.push_back(format_params(r.params));
   if (r.ok()) {
-    for (auto s : {fmt_ms(r.median_ms), fmt_ms(r.best_ms), fmt_gflops(r.gflops),
-                   fmt_gflops(r.best_gflops), format_num("%.1f", r.peak_pct), fmt_ms(r.total_ms)}) {
+    for (auto s :
+         {fmt_ms(r.median_ms), fmt_ms(r.best_ms), fmt_gflops(r.gflops), fmt_gflops(r.best_gflops),
+          r.peak_pct > 0 ? format_num("%.1f", r.peak_pct) : "-", fmt_ms(r.total_ms)}) {
       row.push_back(s);
     }
   } else {
@@ -143,6 +146,18 @@ Row table_row(const BenchRecord& r, bool with_params, const std::vector<std::str
     row.push_back(r.failed() ? "FAIL: " + r.error : r.error);
   }
   return row;
+}
+
+// Why a "% peak" cell shows "-" although the device has a peak estimate.
+void print_peak_note(std::ostream& os, const std::vector<BenchRecord>& records) {
+  double worst = 0;
+  for (const auto& r : records)
+    if (r.ok() && r.peak_gflops > 0 && r.gflops > r.peak_gflops)
+      worst = std::max(worst, r.gflops / r.peak_gflops);
+  if (worst > 0)
+    os << "note: % peak shows '-' where the measurement exceeds the device's peak estimate (by up "
+          "to "
+       << format_num("%.2fx", worst) << "): the estimate does not hold for this machine\n";
 }
 
 // ---- the block x grid table -------------------------------------------------------------------
@@ -225,6 +240,7 @@ void print_bench_table(std::ostream& os, const std::vector<BenchRecord>& records
   std::vector<Row> rows{table_header(with_params, baselines)};
   for (const auto& r : records) rows.push_back(table_row(r, with_params, baselines, records));
   print_rows(os, rows, with_params ? 4 : 3);
+  print_peak_note(os, records);
 }
 
 void print_param_grid(std::ostream& os, const std::vector<BenchRecord>& records,

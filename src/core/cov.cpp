@@ -95,7 +95,28 @@ double cov_rel_err(const CovResult& cov, const CovResult& ref) {
   return std::sqrt(num / den);
 }
 
-std::string default_cov_kernel(const Device& device, std::int64_t channels, DType sample_type) {
+std::string CovChoice::config() const {
+  return params.empty() ? "(" + source + ")" : format_params(params) + " (" + source + ")";
+}
+
+namespace {
+
+bool takes_f32(const CovKernel& k) {
+  return std::find(k.sample_types.begin(), k.sample_types.end(), DType::f32) !=
+         k.sample_types.end();
+}
+
+// "" when `k` can do the shape, else why not.
+std::string cov_limits(const CovKernel& k, const CovDesc& desc) {
+  if (!takes_f32(k)) return k.name + " does not take float32 samples";
+  if (k.max_channels && desc.channels > k.max_channels)
+    return k.name + " handles at most " + std::to_string(k.max_channels) + " channels (got " +
+           std::to_string(desc.channels) + ")";
+  return "";
+}
+
+const CovKernel* preferred_cov_kernel(const Device& device, std::int64_t channels,
+                                      DType sample_type) {
   const CovKernel* best = nullptr;
   for (const auto& k : cov_kernels_for(device)) {
     if (k.preference <= 0 || k.baseline) continue;
@@ -105,10 +126,35 @@ std::string default_cov_kernel(const Device& device, std::int64_t channels, DTyp
       continue;
     if (!best || k.preference > best->preference) best = &k;
   }
+  return best;
+}
+
+}  // namespace
+
+std::string default_cov_kernel(const Device& device, std::int64_t channels, DType sample_type) {
+  const CovKernel* best = preferred_cov_kernel(device, channels, sample_type);
   if (!best)
     throw Unsupported("no covariance kernel for " + std::to_string(channels) + " channels of " +
                       std::string(to_string(sample_type)) + " samples on " + device.id);
   return best->name;
+}
+
+CovChoice choose_cov(const Device& device, const CovDesc& desc, const std::string& kernel,
+                     const Params& overrides) {
+  desc.validate();
+  const CovKernel& k = kernel.empty()
+                           ? find_cov_kernel(device, default_cov_kernel(device, desc.channels))
+                           : find_cov_kernel(device, kernel);
+  if (const std::string why = cov_limits(k, desc); !why.empty())
+    throw Unsupported(why + " (" + desc.shape() + " on " + device.id + ")");
+  // Unknown names, values outside their range and the constraint all throw here, before any
+  // plan is made.
+  Params params = k.params.defaults();
+  for (const auto& [name, v] : overrides) params[k.params.get(name).name] = v;
+  if (const std::string why = k.params.check(params); !why.empty())
+    throw InvalidArgument("invalid kernel parameters " + k.params.format(params) + " for " +
+                          k.name + ": " + why);
+  return {k.name, params, overrides.empty() ? "default" : "user"};
 }
 
 namespace {
@@ -128,14 +174,10 @@ CovResult covariance(const Device& device, const SamplesView& s, const CovOption
   const CovDesc desc{s.channels, s.samples, s.layout, opt.ddof};
   desc.validate();
   check_view(s);
-  const std::string name = opt.kernel.empty() ? default_cov_kernel(device, s.channels) : opt.kernel;
-  const CovKernel& k = find_cov_kernel(device, name);
-  if (k.max_channels && s.channels > k.max_channels)
-    throw Unsupported(k.name + " handles at most " + std::to_string(k.max_channels) +
-                      " channels (got " + std::to_string(s.channels) + ")");
-  const Params params = k.params.resolve(opt.params);
+  const CovChoice choice = choose_cov(device, desc, opt.kernel, opt.params);
+  const CovKernel& k = find_cov_kernel(device, choice.kernel);
   auto t0 = std::chrono::steady_clock::now();
-  auto plan = k.make_plan(device, desc, params);
+  auto plan = k.make_plan(device, desc, choice.params);
   plan->load(CovArgs{desc, s.data, s.tight_stride()}, 1);
   const double kernel_ms = plan->run(0);
   CovMoments m;

@@ -15,24 +15,7 @@
 
 namespace kafel {
 
-// The operation, independent of where the samples live (the descriptor tests and benchmarks share).
-struct CovDesc {
-  std::int64_t channels = 0, samples = 0;
-  SampleLayout layout = SampleLayout::Planar;
-  std::int64_t ddof = 1;
-
-  std::int64_t pairs() const { return channels * (channels + 1) / 2; }
-  // One multiply-add per channel pair and sample (one triangle), plus the mean removal.
-  double flops() const {
-    return 2.0 * double(pairs()) * double(samples) + double(channels * samples);
-  }
-  // Fewest bytes a device must move: every sample read once.
-  double min_bytes() const { return 4.0 * double(channels) * double(samples); }
-  // "10x4194304 planar".
-  std::string shape() const;
-  // Throws InvalidArgument for C < 1, N <= ddof, ddof < 0 or element counts that overflow.
-  void validate() const;
-};
+// CovDesc (the operation) and CovChoice are public: kafel/cov.hpp.
 
 // Samples as kernels see them: host memory, desc.layout, stride >= N (planar) or >= C.
 struct CovArgs {

@@ -21,6 +21,16 @@ std::string human_bytes(double bytes) {
   return format_num(u == 0 ? "%.0f" : "%.1f", bytes) + " " + units[u];
 }
 
+double peak_share(double measured, double peak) {
+  if (!(peak > 0) || !(measured >= 0) || measured > peak) return 0;
+  return 100.0 * measured / peak;
+}
+
+std::string peak_share_text(double measured, double peak) {
+  const double pct = peak_share(measured, peak);
+  return pct > 0 ? format_num("%.1f %%", pct) : "-";
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());

@@ -75,8 +75,12 @@ std::string where(std::int64_t i, std::int64_t j) {
                : "C(" + std::to_string(i) + "," + std::to_string(j) + ")";
 }
 
-void finish(VerifyResult& r, double err2, double ref2, const std::string& what) {
-  r.rel_err = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+// Sums of squares in long double (x86: exponent to 16383), so errors and references near the
+// top of the double range do not overflow into inf / inf = NaN ("rel err -nan").
+using SumSq = long double;
+
+void finish(VerifyResult& r, SumSq err2, SumSq ref2, const std::string& what) {
+  r.rel_err = double(ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2));
   r.passed = r.worst_ratio <= 1.0;
   char buf[256];
   std::snprintf(buf, sizeof buf,
@@ -88,7 +92,7 @@ void finish(VerifyResult& r, double err2, double ref2, const std::string& what) 
 
 // Accounts one element: NaN in the result where the reference is finite is an infinite error.
 void account(VerifyResult& r, double got, double ref, double tol, std::int64_t i, std::int64_t j,
-             double& err2, double& ref2) {
+             SumSq& err2, SumSq& ref2) {
   double err = std::fabs(got - ref);
   if (std::isnan(ref) && std::isnan(got)) err = 0;
   if (std::isnan(err) || std::isinf(err)) err = INFINITY;
@@ -100,8 +104,8 @@ void account(VerifyResult& r, double got, double ref, double tol, std::int64_t i
     r.worst_j = j;
   }
   r.max_abs_err = std::max(r.max_abs_err, err);
-  err2 += err * err;
-  if (std::isfinite(ref)) ref2 += ref * ref;
+  err2 += SumSq(err) * SumSq(err);
+  if (std::isfinite(ref)) ref2 += SumSq(ref) * SumSq(ref);
 }
 
 VerifyResult verify_exact(const GemmDesc& d, const MatrixView& A, const MatrixView& B,
@@ -109,7 +113,7 @@ VerifyResult verify_exact(const GemmDesc& d, const MatrixView& A, const MatrixVi
   VerifyResult r;
   r.method = "exact";
   const auto ref = reference_i32(d.op_a, d.op_b, d.alpha, A, B, d.beta, C0);
-  double err2 = 0, ref2 = 0;
+  SumSq err2 = 0, ref2 = 0;
   for (std::int64_t i = 0; i < d.m; ++i)
     for (std::int64_t j = 0; j < d.n; ++j) {
       const double want = ref[i * d.n + j], got = C.at<std::int32_t>(i, j);
@@ -120,13 +124,13 @@ VerifyResult verify_exact(const GemmDesc& d, const MatrixView& A, const MatrixVi
 }
 
 VerifyResult verify_full(const GemmDesc& d, const MatrixView& A, const MatrixView& B,
-                         const MatrixView& C0, const MatrixView& C, const VerifyOptions& opt) {
+                         const MatrixView& C0, const MatrixView& C, const VerifyOptions& /*opt*/) {
   VerifyResult r;
   r.method = "full";
   const auto ref = reference_f64(d.op_a, d.op_b, d.alpha, A, B, d.beta, C0);
   const Norms nrm = operand_norms(d, A, B);
   const Bound bd = bound_for(d);
-  double err2 = 0, ref2 = 0;
+  SumSq err2 = 0, ref2 = 0;
   for (std::int64_t i = 0; i < d.m; ++i)
     for (std::int64_t j = 0; j < d.n; ++j) {
       const double want = ref[i * d.n + j];
@@ -199,7 +203,7 @@ VerifyResult verify_freivalds(const GemmDesc& d, const MatrixView& A, const Matr
   double sum_nb = 0;
   for (double v : nrm.col_b) sum_nb += v;
   const double u64 = std::ldexp(1.0, -52) * double(d.n + d.k + 2);
-  double err2 = 0, ref2 = 0;
+  SumSq err2 = 0, ref2 = 0;
   for (int trial = 0; trial < 2; ++trial) {
     std::vector<double> x(d.n);
     for (auto& v : x) v = (rng() & 1) ? 1.0 : -1.0;

@@ -27,11 +27,26 @@ std::int64_t round16(std::int64_t v) {
 using HostOf = std::function<const void*(std::int64_t)>;
 
 // `count` row-major rows x cols matrices on the device with a padded leading dimension, matrix
-// after matrix (stride = the allocated rows x ld).
+// after matrix (stride = the allocated rows x ld), or a caller's device buffer (GemmPlan::bind,
+// one matrix) that meets the launchers' alignment contract.
 struct DeviceMatrix {
   DeviceBuffer buf;
   std::int64_t rows = 0, cols = 0, ld = 0, stride = 0, count = 1;
   std::size_t elem = 0;
+  void* caller = nullptr;  // set for a caller's buffer: buf stays empty
+
+  void* data() const { return caller ? caller : buf.get(); }
+  static DeviceMatrix adopt(const void* p, DType t, std::int64_t r, std::int64_t c,
+                            std::int64_t ld_) {
+    DeviceMatrix m;
+    m.rows = r;
+    m.cols = c;
+    m.ld = ld_;
+    m.stride = r * ld_;
+    m.elem = dtype_size(t);
+    m.caller = const_cast<void*>(p);
+    return m;
+  }
 
   DeviceMatrix() = default;
   DeviceMatrix(DType t, std::int64_t r, std::int64_t c, const char* what, std::int64_t n = 1)
@@ -47,32 +62,34 @@ struct DeviceMatrix {
         count(n),
         elem(dtype_size(t)) {}
 
-  void* at(std::int64_t i) const { return static_cast<char*>(buf.get()) + i * stride * elem; }
+  void* at(std::int64_t i) const { return static_cast<char*>(data()) + i * stride * elem; }
 
-  // Copies on the plan's stream; the caller synchronises it before the host relies on them.
-  // One 2D copy for the whole batch when the host matrices lie back to back like ours.
-  void upload(const HostOf& host, std::int64_t host_ld, cudaStream_t s) {
+  // Copies on stream `s`; the caller synchronises it before the host relies on them. The
+  // other side is host memory (load) or device memory (bind): cudaMemcpyDefault tells them
+  // apart by the pointer (unified addressing). One 2D copy for the whole batch when the other
+  // side's matrices lie back to back like ours.
+  void upload(const HostOf& src, std::int64_t src_ld, cudaStream_t s) {
     if (rows == 0 || cols == 0) return;
-    if (stacked(host, host_ld)) {
-      KAFEL_CUDA_CHECK(cudaMemcpy2DAsync(buf.get(), ld * elem, host(0), host_ld * elem, cols * elem,
-                                         rows * count, cudaMemcpyHostToDevice, s));
+    if (stacked(src, src_ld)) {
+      KAFEL_CUDA_CHECK(cudaMemcpy2DAsync(data(), ld * elem, src(0), src_ld * elem, cols * elem,
+                                         rows * count, cudaMemcpyDefault, s));
       return;
     }
     for (std::int64_t i = 0; i < count; ++i)
-      KAFEL_CUDA_CHECK(cudaMemcpy2DAsync(at(i), ld * elem, host(i), host_ld * elem, cols * elem,
-                                         rows, cudaMemcpyHostToDevice, s));
+      KAFEL_CUDA_CHECK(cudaMemcpy2DAsync(at(i), ld * elem, src(i), src_ld * elem, cols * elem, rows,
+                                         cudaMemcpyDefault, s));
   }
-  void download(const std::function<void*(std::int64_t)>& host, std::int64_t host_ld,
+  void download(const std::function<void*(std::int64_t)>& dst, std::int64_t dst_ld,
                 cudaStream_t s) const {
     if (rows == 0 || cols == 0) return;
-    if (stacked([&](std::int64_t i) -> const void* { return host(i); }, host_ld)) {
-      KAFEL_CUDA_CHECK(cudaMemcpy2DAsync(host(0), host_ld * elem, buf.get(), ld * elem, cols * elem,
-                                         rows * count, cudaMemcpyDeviceToHost, s));
+    if (stacked([&](std::int64_t i) -> const void* { return dst(i); }, dst_ld)) {
+      KAFEL_CUDA_CHECK(cudaMemcpy2DAsync(dst(0), dst_ld * elem, data(), ld * elem, cols * elem,
+                                         rows * count, cudaMemcpyDefault, s));
       return;
     }
     for (std::int64_t i = 0; i < count; ++i)
-      KAFEL_CUDA_CHECK(cudaMemcpy2DAsync(host(i), host_ld * elem, at(i), ld * elem, cols * elem,
-                                         rows, cudaMemcpyDeviceToHost, s));
+      KAFEL_CUDA_CHECK(cudaMemcpy2DAsync(dst(i), dst_ld * elem, at(i), ld * elem, cols * elem, rows,
+                                         cudaMemcpyDefault, s));
   }
   void zero(cudaStream_t s) {
     if (!buf.empty()) KAFEL_CUDA_CHECK(cudaMemsetAsync(buf.get(), 0, buf.bytes(), s));
@@ -110,21 +127,33 @@ class CudaGemmPlan final : public GemmPlan {
   void load(const GemmArgs& args, int slots) override {
     DeviceGuard g(ordinal_);
     args_ = args;
+    bound_ = false;
     slots_.clear();
     for (int s = 0; s < std::max(slots, 1); ++s) {
-      slots_.push_back(traits_.form == OperandForm::k_major ? load_k_major(args)
-                                                            : load_as_given(args));
+      slots_.push_back(traits_.form == OperandForm::k_major ? load_k_major(args, stream_)
+                                                            : load_as_given(args, stream_));
       stream_.synchronize();  // the host buffers may be reused as soon as load returns
     }
-    const GemmTypes& t = desc_.types;
-    const std::int64_t count = batch();
-    if (traits_.form == OperandForm::ops_n && desc_.op_a == Op::T)
-      at_ = DeviceMatrix(t.a, desc_.m, desc_.k, "A transposed", count);
-    if (traits_.form == OperandForm::ops_n && desc_.op_b == Op::T)
-      bt_ = DeviceMatrix(t.b, desc_.k, desc_.n, "B transposed", count);
-    const std::size_t ws = traits_.workspace ? traits_.workspace(desc_, params_) : 0;
-    workspace_ = ws > 0 ? DeviceBuffer(ws, "split-K workspace") : DeviceBuffer();
-    if (traits_.prepare && desc_.m > 0 && desc_.n > 0) traits_.prepare(view(slots_[0]));
+    prepare_scratch();
+  }
+
+  // Operands already in this GPU's memory (one matrix): used in place where they meet the
+  // launchers' contract (16-byte aligned rows whose width is a multiple of 16 bytes), else
+  // copied on the device into this plan's padded buffers (C back after each run). Runs are
+  // enqueued on the caller's stream, after the work already there, and not waited for; nothing
+  // goes through the host.
+  void bind(const GemmArgs& args, void* stream) override {
+    DeviceGuard g(ordinal_);
+    args_ = args;
+    bound_ = true;
+    caller_stream_ = static_cast<cudaStream_t>(stream);
+    slots_.clear();
+    if (traits_.form != OperandForm::k_major && batch() == 1 && adoptable(args))
+      slots_.push_back(adopt(args));
+    else
+      slots_.push_back(traits_.form == OperandForm::k_major ? load_k_major(args, caller_stream_)
+                                                            : load_as_given(args, caller_stream_));
+    prepare_scratch();
   }
 
   double run(int slot) override {
@@ -134,9 +163,19 @@ class CudaGemmPlan final : public GemmPlan {
     if (desc_.m == 0 || desc_.n == 0 || batch() == 0) return 0.0;  // a 0-sized grid is invalid
     Slot& s = slots_[slot];
     DeviceGemm dg = view(s);
+    if (bound_) {
+      // Stream-ordered like any CUDA library call: enqueued on the caller's stream, not timed,
+      // not waited for (the caller's next work on that stream sees the result).
+      if (traits_.form == OperandForm::ops_n) to_ops_n(s, dg, caller_stream_);
+      launcher_(dg, params_, caller_stream_);
+      KAFEL_CUDA_CHECK_LAUNCH("GEMM kernel");
+      if (!s.c.caller)
+        s.c.download([&](std::int64_t i) { return args_.c_of(i); }, args_.ldc, caller_stream_);
+      return 0.0;
+    }
     launch_spin(stream_);
     timer_.start(stream_);
-    if (traits_.form == OperandForm::ops_n) to_ops_n(s, dg);
+    if (traits_.form == OperandForm::ops_n) to_ops_n(s, dg, stream_);
     launcher_(dg, params_, stream_);
     KAFEL_CUDA_CHECK_LAUNCH("GEMM kernel");
     timer_.stop(stream_);
@@ -148,6 +187,7 @@ class CudaGemmPlan final : public GemmPlan {
   void fetch() override {
     DeviceGuard g(ordinal_);
     if (slots_.empty()) throw InvalidArgument("CUDA plan: fetch before load");
+    if (bound_) return;  // C is the caller's buffer, or was copied back by run
     slots_[0].c.download([&](std::int64_t i) { return args_.c_of(i); }, args_.ldc, stream_);
     stream_.synchronize();
   }
@@ -157,26 +197,63 @@ class CudaGemmPlan final : public GemmPlan {
  private:
   std::int64_t batch() const { return desc_.batch; }
 
-  Slot load_as_given(const GemmArgs& args) {
+  void prepare_scratch() {
+    const GemmTypes& t = desc_.types;
+    const std::int64_t count = batch();
+    // Their shapes are the plan's: made once, kept across loads and binds.
+    if (traits_.form == OperandForm::ops_n && desc_.op_a == Op::T && at_.buf.empty())
+      at_ = DeviceMatrix(t.a, desc_.m, desc_.k, "A transposed", count);
+    if (traits_.form == OperandForm::ops_n && desc_.op_b == Op::T && bt_.buf.empty())
+      bt_ = DeviceMatrix(t.b, desc_.k, desc_.n, "B transposed", count);
+    const std::size_t ws = traits_.workspace ? traits_.workspace(desc_, params_) : 0;
+    if (ws > 0 && workspace_.empty()) workspace_ = DeviceBuffer(ws, "split-K workspace");
+    if (traits_.prepare && desc_.m > 0 && desc_.n > 0) traits_.prepare(view(slots_[0]));
+  }
+
+  static bool fits_launchers(const void* p, std::int64_t cols, std::int64_t ld, DType t) {
+    const auto es = static_cast<std::int64_t>(dtype_size(t));
+    return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && (ld * es) % 16 == 0 &&
+           (cols * es) % 16 == 0;
+  }
+
+  bool adoptable(const GemmArgs& args) const {
+    const GemmTypes& t = desc_.types;
+    const bool ta = desc_.op_a == Op::T, tb = desc_.op_b == Op::T;
+    return fits_launchers(args.a, ta ? desc_.m : desc_.k, args.lda, t.a) &&
+           fits_launchers(args.b, tb ? desc_.k : desc_.n, args.ldb, t.b) &&
+           fits_launchers(args.c, desc_.n, args.ldc, t.c);
+  }
+
+  Slot adopt(const GemmArgs& args) const {
+    const GemmTypes& t = desc_.types;
+    const bool ta = desc_.op_a == Op::T, tb = desc_.op_b == Op::T;
+    return Slot{
+        DeviceMatrix::adopt(args.a, t.a, ta ? desc_.k : desc_.m, ta ? desc_.m : desc_.k, args.lda),
+        DeviceMatrix::adopt(args.b, t.b, tb ? desc_.n : desc_.k, tb ? desc_.k : desc_.n, args.ldb),
+        DeviceMatrix::adopt(args.c, t.c, desc_.m, desc_.n, args.ldc)};
+  }
+
+  Slot load_as_given(const GemmArgs& args, cudaStream_t stream) {
     const GemmTypes& t = desc_.types;
     const bool ta = desc_.op_a == Op::T, tb = desc_.op_b == Op::T;
     const std::int64_t n = batch();
     Slot slot{DeviceMatrix(t.a, ta ? desc_.k : desc_.m, ta ? desc_.m : desc_.k, "matrix A", n),
               DeviceMatrix(t.b, tb ? desc_.n : desc_.k, tb ? desc_.k : desc_.n, "matrix B", n),
               DeviceMatrix(t.c, desc_.m, desc_.n, "matrix C", n)};
-    slot.a.upload([&](std::int64_t i) { return args.a_of(i); }, args.lda, stream_);
-    slot.b.upload([&](std::int64_t i) { return args.b_of(i); }, args.ldb, stream_);
-    slot.c.upload([&](std::int64_t i) -> const void* { return args.c_of(i); }, args.ldc, stream_);
+    slot.a.upload([&](std::int64_t i) { return args.a_of(i); }, args.lda, stream);
+    slot.b.upload([&](std::int64_t i) { return args.b_of(i); }, args.ldb, stream);
+    slot.c.upload([&](std::int64_t i) -> const void* { return args.c_of(i); }, args.ldc, stream);
     return slot;
   }
 
   // A becomes mp x kp, B np x kp (k contiguous in both), zero-padded; C gets room for mp x np
   // with zeroed padding, so that beta * C stays finite there. Matrix by matrix for a batch.
-  Slot load_k_major(const GemmArgs& args) {
+  Slot load_k_major(const GemmArgs& args, cudaStream_t stream) {
     const GemmTypes& t = desc_.types;
-    if (dtype_size(t.a) != 1 || dtype_size(t.b) != 1)
-      throw InvalidArgument("CUDA plan: the k-major operand form takes 1-byte inputs only (" +
-                            t.name() + ")");
+    if (dtype_size(t.a) != dtype_size(t.b) || (dtype_size(t.a) != 1 && dtype_size(t.a) != 4))
+      throw InvalidArgument(
+          "CUDA plan: the k-major operand form takes 1- or 4-byte inputs of one size (" + t.name() +
+          ")");
     const std::int64_t m = desc_.m, n = desc_.n, k = desc_.k, count = batch();
     const std::int64_t mp = round16(m), kp = std::max<std::int64_t>(16, round16(k));
     const std::int64_t np = padded_ld(n, t.c);
@@ -187,23 +264,23 @@ class CudaGemmPlan final : public GemmPlan {
     DeviceMatrix raw_a(t.a, ta ? k : m, ta ? m : k, "matrix A");
     DeviceMatrix raw_b(t.b, tb ? n : k, tb ? k : n, "matrix B");
     for (std::int64_t i = 0; i < count; ++i) {
-      raw_a.upload([&](std::int64_t) { return args.a_of(i); }, args.lda, stream_);
-      raw_b.upload([&](std::int64_t) { return args.b_of(i); }, args.ldb, stream_);
+      raw_a.upload([&](std::int64_t) { return args.a_of(i); }, args.lda, stream);
+      raw_b.upload([&](std::int64_t) { return args.b_of(i); }, args.ldb, stream);
       // op(A) is m x k: A itself (N) or A^T. B must become op(B)^T, n x k: B^T (N) or B (T).
-      launch_relayout_bytes(raw_a.buf.get(), raw_a.rows, raw_a.cols, raw_a.ld, ta, slot.a.at(i), mp,
-                            kp, kp, stream_);
-      launch_relayout_bytes(raw_b.buf.get(), raw_b.rows, raw_b.cols, raw_b.ld, !tb, slot.b.at(i),
-                            np, kp, kp, stream_);
+      launch_relayout(t.a, raw_a.buf.get(), raw_a.rows, raw_a.cols, raw_a.ld, ta, slot.a.at(i), mp,
+                      kp, kp, stream);
+      launch_relayout(t.b, raw_b.buf.get(), raw_b.rows, raw_b.cols, raw_b.ld, !tb, slot.b.at(i), np,
+                      kp, kp, stream);
     }
-    slot.c.zero(stream_);
-    slot.c.upload([&](std::int64_t i) -> const void* { return args.c_of(i); }, args.ldc, stream_);
-    stream_.synchronize();  // raw_a and raw_b are freed on return
+    slot.c.zero(stream);
+    slot.c.upload([&](std::int64_t i) -> const void* { return args.c_of(i); }, args.ldc, stream);
+    KAFEL_CUDA_CHECK(cudaStreamSynchronize(stream));  // raw_a and raw_b are freed on return
     return slot;
   }
 
   // The operands of a slot as the launcher receives them (before the ops_n pre-pass).
   DeviceGemm view(const Slot& s) const {
-    DeviceGemm dg{desc_, s.a.buf.get(), s.a.ld, s.b.buf.get(), s.b.ld, s.c.buf.get(), s.c.ld};
+    DeviceGemm dg{desc_, s.a.data(), s.a.ld, s.b.data(), s.b.ld, s.c.data(), s.c.ld};
     dg.stride_a = s.a.stride;
     dg.stride_b = s.b.stride;
     dg.stride_c = s.c.stride;
@@ -220,18 +297,18 @@ class CudaGemmPlan final : public GemmPlan {
   }
 
   // The transpose pre-pass of OperandForm::ops_n, inside the timed region.
-  void to_ops_n(const Slot& s, DeviceGemm& dg) {
+  void to_ops_n(const Slot& s, DeviceGemm& dg, cudaStream_t stream) {
     const GemmTypes& t = desc_.types;
     const std::int64_t count = batch();
     if (!at_.buf.empty() && desc_.k > 0) {
-      launch_transpose(t.a, s.a.buf.get(), desc_.k, desc_.m, s.a.ld, at_.buf.get(), at_.ld, stream_,
+      launch_transpose(t.a, s.a.data(), desc_.k, desc_.m, s.a.ld, at_.buf.get(), at_.ld, stream,
                        count, s.a.stride, at_.stride);
       dg.a = at_.buf.get();
       dg.lda = at_.ld;
       dg.stride_a = at_.stride;
     }
     if (!bt_.buf.empty() && desc_.k > 0) {
-      launch_transpose(t.b, s.b.buf.get(), desc_.n, desc_.k, s.b.ld, bt_.buf.get(), bt_.ld, stream_,
+      launch_transpose(t.b, s.b.data(), desc_.n, desc_.k, s.b.ld, bt_.buf.get(), bt_.ld, stream,
                        count, s.b.stride, bt_.stride);
       dg.b = bt_.buf.get();
       dg.ldb = bt_.ld;
@@ -248,6 +325,8 @@ class CudaGemmPlan final : public GemmPlan {
   Launcher launcher_;
   PlanTraits traits_;
   GemmArgs args_;
+  bool bound_ = false;                    // slot 0 came from bind(): runs on caller_stream_
+  cudaStream_t caller_stream_ = nullptr;  // nullptr: the legacy default stream
   Stream stream_;
   EventTimer timer_;
   std::vector<Slot> slots_;

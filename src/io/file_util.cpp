@@ -2,15 +2,16 @@
 // Also the host-memory query used to reject absurd sizes before allocating.
 #include "io/file_util.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <random>
 
 #include "kafel/bench.hpp"
 #include "kafel/error.hpp"
@@ -24,15 +25,30 @@ std::string quoted(const std::string& path) {
 }
 }  // namespace
 
-FilePtr open_read(const std::string& path) {
-  FilePtr f(std::fopen(path.c_str(), "rb"));
-  if (!f) throw IoError("cannot open " + quoted(path) + ": " + std::strerror(errno));
-  return f;
-}
-
-FilePtr open_write(const std::string& path) {
-  FilePtr f(std::fopen(path.c_str(), "wb"));
-  if (!f) throw IoError("cannot create " + quoted(path) + ": " + std::strerror(errno));
+FilePtr open_read(const std::string& path, bool streams_ok) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw IoError("cannot open " + quoted(path) + ": " + std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    const int saved = errno;
+    ::close(fd);
+    throw IoError("cannot stat " + quoted(path) + ": " + std::strerror(saved));
+  }
+  const bool stream = S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode);
+  if (S_ISDIR(st.st_mode) || !(S_ISREG(st.st_mode) || (streams_ok && stream))) {
+    ::close(fd);
+    throw IoError(quoted(path) + (S_ISDIR(st.st_mode)    ? " is a directory"
+                                  : S_ISFIFO(st.st_mode) ? " is a FIFO, not a regular file"
+                                                         : " is not a regular file"));
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // reads block as usual from here
+  FilePtr f(::fdopen(fd, "rb"));
+  if (!f) {
+    const int saved = errno;
+    ::close(fd);
+    throw IoError("cannot open " + quoted(path) + ": " + std::strerror(saved));
+  }
   return f;
 }
 
@@ -119,46 +135,95 @@ namespace fs = std::filesystem;
 // A name in the same directory as `path` (so the final rename stays on one file system), unique
 // per process and call.
 std::string temp_name(const std::string& path) {
-  static std::mt19937_64 rng(std::random_device{}());
-  char suffix[40];
-  std::snprintf(suffix, sizeof suffix, ".tmp.%ld.%08llx", static_cast<long>(getpid()),
-                static_cast<unsigned long long>(rng() & 0xffffffffull));
+  static std::atomic<unsigned> counter{0};
+  char suffix[48];
+  std::snprintf(suffix, sizeof suffix, ".tmp.%ld.%u", static_cast<long>(getpid()),
+                counter.fetch_add(1));
   return path + suffix;
+}
+
+// FIFOs and character devices (/dev/stdout, /dev/null) are written in place: renaming a
+// temporary over them would replace the device node.
+bool is_stream_target(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode));
 }
 
 }  // namespace
 
 void check_writable(const std::string& path) {
   if (path.empty()) throw IoError("empty output path");
+  const std::string q = "'" + path + "'";
+  struct stat st {};
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) throw IoError(q + " is a directory");
+  if (exists && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode))
+    throw IoError("cannot write " + q + ": not a regular file");
+  if (exists && access(path.c_str(), W_OK) != 0)
+    throw IoError("cannot write " + q + ": " + std::strerror(errno));
+  if (exists && !S_ISREG(st.st_mode)) return;  // written in place
   std::error_code ec;
   const fs::path p(path);
-  if (fs::is_directory(p, ec)) throw IoError("'" + path + "' is a directory");
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec))
-    throw IoError("cannot write '" + path + "': directory '" + dir.string() + "' does not exist");
+    throw IoError("cannot write " + q + ": directory '" + dir.string() + "' does not exist");
   if (access(dir.c_str(), W_OK) != 0)
-    throw IoError("cannot write '" + path + "': directory '" + dir.string() +
+    throw IoError("cannot write " + q + ": directory '" + dir.string() +
                   "' is not writable: " + std::strerror(errno));
-  if (fs::exists(p, ec) && access(path.c_str(), W_OK) != 0)
-    throw IoError("cannot write '" + path + "': " + std::strerror(errno));
 }
 
-void write_file_atomic(const std::string& path, const std::string& bytes) {
+namespace io_detail {
+
+AtomicFile::AtomicFile(const std::string& path) : path_(path) {
   check_writable(path);
-  const std::string tmp = temp_name(path);
-  try {
-    io_detail::FilePtr f = io_detail::open_write(tmp);
-    io_detail::write_exact(f.get(), bytes.data(), bytes.size(), path);
-    io_detail::close_written(std::move(f), path);
-  } catch (...) {
-    std::remove(tmp.c_str());
-    throw;
+  int fd = -1;
+  if (is_stream_target(path)) {
+    // O_NONBLOCK: a FIFO without a reader fails (ENXIO) instead of hanging the open.
+    fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  } else {
+    tmp_ = temp_name(path);
+    struct stat st {};
+    const mode_t mode = ::stat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0666;
+    fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (fd < 0) throw IoError("cannot create '" + path + "': " + std::strerror(errno));
+  file_.reset(::fdopen(fd, "wb"));
+  if (!file_) {
     const int saved = errno;
-    std::remove(tmp.c_str());
-    throw IoError("cannot replace '" + path + "': " + std::strerror(saved));
+    ::close(fd);
+    if (!tmp_.empty()) std::remove(tmp_.c_str());
+    throw IoError("cannot create '" + path + "': " + std::strerror(saved));
   }
+}
+
+AtomicFile::~AtomicFile() {
+  if (done_) return;
+  file_.reset();
+  if (!tmp_.empty()) std::remove(tmp_.c_str());
+}
+
+void AtomicFile::write(const void* src, std::size_t bytes) {
+  write_exact(file_.get(), src, bytes, path_);
+}
+
+void AtomicFile::commit() {
+  // fsync: a full disk may only show when the data is allocated, and the rename must not
+  // publish a file whose data is not there.
+  if (std::fflush(file_.get()) == 0 && !tmp_.empty() && ::fsync(fileno(file_.get())) != 0)
+    throw IoError("cannot write '" + path_ + "': " + std::strerror(errno));
+  close_written(std::move(file_), path_);
+  if (!tmp_.empty() && std::rename(tmp_.c_str(), path_.c_str()) != 0)
+    throw IoError("cannot replace '" + path_ + "': " + std::strerror(errno));
+  done_ = true;
+}
+
+}  // namespace io_detail
+
+void write_file_atomic(const std::string& path, const std::string& bytes) {
+  io_detail::AtomicFile f(path);
+  f.write(bytes.data(), bytes.size());
+  f.commit();
 }
 
 }  // namespace kafel

@@ -16,8 +16,32 @@ struct FileCloser {
 };
 using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
 
-FilePtr open_read(const std::string& path);
-FilePtr open_write(const std::string& path);
+// Opens without ever blocking (a FIFO with no writer does not hang the open). A directory is
+// "is a directory"; anything but a regular file is refused unless `streams_ok` (stdin-like
+// readers of raw sample streams take FIFOs and character devices).
+FilePtr open_read(const std::string& path, bool streams_ok = false);
+
+// A file written under a temporary name in the target's directory and renamed over the target
+// by commit(); destroyed uncommitted (an error, a full disk), it removes the temporary and the
+// target is untouched. A target that exists and is a FIFO or character device (/dev/stdout,
+// /dev/null) is written in place instead: there is nothing to replace atomically.
+class AtomicFile {
+ public:
+  explicit AtomicFile(const std::string& path);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  std::FILE* get() const { return file_.get(); }
+  const std::string& path() const { return path_; }
+  void write(const void* src, std::size_t bytes);
+  // Flushes, syncs and renames; throws IoError (the temporary is removed).
+  void commit();
+
+ private:
+  std::string path_, tmp_;  // tmp_ empty: written in place
+  FilePtr file_;
+  bool done_ = false;
+};
 // Size in bytes of an open regular file; throws IoError for pipes and directories.
 std::uint64_t file_size(std::FILE* f, const std::string& path);
 // Reads exactly `bytes` or throws IoError ("'f': truncated while reading <what>").

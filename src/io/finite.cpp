@@ -1,6 +1,8 @@
-// The NaN / infinity check applied to data read from files before it is computed with.
-// A NaN in an input would otherwise surface as a confusing verification failure.
+// The checks applied to data read from files before it is computed with: NaN / infinity, and
+// values the requested storage type cannot hold (they would surface as a "verification failed").
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "kafel/error.hpp"
 #include "kafel/io.hpp"
@@ -17,6 +19,49 @@ void check_finite(const MatrixView& m, const std::string& what) {
                             std::to_string(i) + ", " + std::to_string(j) + ")");
     }
   }
+}
+
+namespace {
+
+std::string element(const std::string& what, std::int64_t i, std::int64_t j, double v) {
+  char buf[64];  // the shortest of 15 or 17 digits that reads back as v
+  std::snprintf(buf, sizeof buf, "%.15g", v);
+  if (std::strtod(buf, nullptr) != v) std::snprintf(buf, sizeof buf, "%.17g", v);
+  return what + " (" + std::to_string(i) + ", " + std::to_string(j) + ") = " + buf;
+}
+
+// "" when `v` converts to `target` without leaving its range or losing its integer value.
+std::string conversion_problem(double v, DType target) {
+  const TypeInfo& t = type_info(target);
+  if (std::isnan(v) || std::isinf(v)) return "";  // check_finite's business
+  if (t.kind == TypeKind::integer) {
+    if (v != std::nearbyint(v)) return "is not an integer";
+    const double lo = -t.max_value - 1.0;
+    if (v < lo || v > t.max_value)
+      return "is outside the range of " + std::string(t.name) + " (" +
+             std::to_string(static_cast<long long>(lo)) + " .. " +
+             std::to_string(static_cast<long long>(t.max_value)) + ")";
+    return "";
+  }
+  if (!std::isfinite(round_to(target, v))) {
+    char max[32];
+    std::snprintf(max, sizeof max, "%g", t.max_value);
+    return "overflows " + std::string(t.name) + " (largest finite value " + max + ")";
+  }
+  return "";
+}
+
+}  // namespace
+
+void check_convertible(const MatrixView& m, DType target, const std::string& what) {
+  if (is_complex(target) || is_complex(m.dtype) || m.dtype == target) return;
+  for (std::int64_t i = 0; i < m.rows; ++i)
+    for (std::int64_t j = 0; j < m.cols; ++j) {
+      const double v = m.get(i, j);
+      if (const std::string why = conversion_problem(v, target); !why.empty())
+        throw InvalidArgument("cannot convert " + element(what, i, j, v) + " to " +
+                              std::string(to_string(target)) + ": it " + why);
+    }
 }
 
 }  // namespace kafel

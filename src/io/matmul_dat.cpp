@@ -60,19 +60,19 @@ void read_block(std::FILE* f, Matrix& dst, const std::string& path, const char* 
 }
 
 // Writes the rows of an f32 view as a tight row-major block.
-void write_rows(std::FILE* f, const MatrixView& v, const std::string& path) {
+void write_rows(AtomicFile& f, const MatrixView& v) {
   if (v.layout == Layout::RowMajor && v.ld == v.cols) {
-    write_exact(f, v.data, std::size_t(v.rows * v.cols) * 4, path);
+    f.write(v.data, std::size_t(v.rows * v.cols) * 4);
     return;
   }
   std::vector<float> row(std::size_t(v.cols));
   for (std::int64_t i = 0; i < v.rows; ++i) {
     for (std::int64_t j = 0; j < v.cols; ++j) row[std::size_t(j)] = float(v.get(i, j));
-    write_exact(f, row.data(), row.size() * 4, path);
+    f.write(row.data(), row.size() * 4);
   }
 }
 
-void check_writable(const MatrixView& a, const MatrixView& b, const MatrixView& c) {
+void check_storable(const MatrixView& a, const MatrixView& b, const MatrixView& c) {
   a.validate("A");
   b.validate("B");
   c.validate("C");
@@ -115,14 +115,14 @@ MatmulData read_matmul_dat(const std::string& path) {
 
 void write_matmul_dat(const std::string& path, const MatrixView& a, const MatrixView& b,
                       const MatrixView& c) {
-  check_writable(a, b, c);
-  FilePtr f = open_write(path);
+  check_storable(a, b, c);
+  AtomicFile f(path);
   std::int32_t hdr[3] = {std::int32_t(a.rows), std::int32_t(a.cols), std::int32_t(b.cols)};
-  write_exact(f.get(), hdr, sizeof hdr, path);
-  write_rows(f.get(), a, path);
-  write_rows(f.get(), b, path);
-  write_rows(f.get(), c, path);
-  close_written(std::move(f), path);
+  f.write(hdr, sizeof hdr);
+  write_rows(f, a);
+  write_rows(f, b);
+  write_rows(f, c);
+  f.commit();
 }
 
 MatmulData make_matmul_data(std::int64_t m, std::int64_t p, std::int64_t n, std::uint64_t seed,

@@ -1,5 +1,5 @@
-// NumPy .npy reading and writing: versions 1.0-3.0, <f4 <f8 <i4 <f2, C and Fortran order.
-// The header (a Python dict literal) is parsed by a small strict parser; anything else is refused.
+// NumPy .npy reading and writing: versions 1.0-3.0, the real types NumPy describes (<f4 <f8 <i4
+// <f2 |i1), C and Fortran order; the header dict is parsed strictly, anything else is refused.
 #include <cstring>
 #include <map>
 #include <sstream>
@@ -126,10 +126,22 @@ std::string printable(const std::string& s) {
   return s.size() > 32 ? out + "..." : out;
 }
 
+// The real types of the type table that NumPy can describe, e.g. "<f4, <f8, <i4, <f2, |i1".
+std::string readable_descrs() {
+  std::string out;
+  for (const TypeInfo& t : all_types())
+    if (t.kind != TypeKind::complex && t.npy && *t.npy)
+      out += (out.empty() ? "" : ", ") + std::string(t.npy);
+  return out;
+}
+
 DType parse_descr(const std::string& raw, const std::string& path) {
-  static const std::map<std::string, DType> known = {
-      {"<f4", DType::f32}, {"<f8", DType::f64}, {"<i4", DType::i32}, {"<f2", DType::f16}};
-  if (auto it = known.find(raw); it != known.end()) return it->second;
+  // NumPy spells one-byte types with '|' (no byte order); '<' and '=' mean the same there.
+  const std::string want = raw.size() == 3 && (raw[0] == '<' || raw[0] == '=') && raw[2] == '1'
+                               ? "|" + raw.substr(1)
+                               : raw;
+  for (const TypeInfo& t : all_types())
+    if (t.kind != TypeKind::complex && t.npy && want == t.npy) return t.type;
   const std::string d = printable(raw);
   std::string why = "unsupported dtype '" + d + "'";
   if (!d.empty() && d[0] == '>') {
@@ -138,7 +150,7 @@ DType parse_descr(const std::string& raw, const std::string& path) {
   } else if (d.find('O') != std::string::npos) {
     why = "object arrays ('" + d + "') are not supported";
   }
-  throw IoError("'" + path + "': " + why + "; kafel reads <f4, <f8, <i4 and <f2");
+  throw IoError("'" + path + "': " + why + "; kafel reads " + readable_descrs());
 }
 
 template <class T>
@@ -222,17 +234,11 @@ void check_data_length(const NpyHeader& h, std::uint64_t file_bytes, const std::
 }
 
 std::string descr_of(DType t) {
-  switch (t) {
-    case DType::f32:
-      return "<f4";
-    case DType::f64:
-      return "<f8";
-    case DType::i32:
-      return "<i4";
-    case DType::f16:
-      return "<f2";
-  }
-  return "<f4";
+  const char* d = type_info(t).npy;
+  if (!d || !*d)
+    throw InvalidArgument("NumPy has no type for " + std::string(to_string(t)) +
+                          "; convert to f32 before writing .npy");
+  return d;
 }
 
 // Header dict padded with spaces so the data starts on a 64-byte boundary.
@@ -255,24 +261,24 @@ std::string make_header(const MatrixView& m, bool one_d, int* major) {
   return dict;
 }
 
-void write_preamble(std::FILE* f, int major, std::size_t len, const std::string& path) {
+void write_preamble(AtomicFile& f, int major, std::size_t len) {
   unsigned char pre[12];
   std::memcpy(pre, kMagic, kMagicLen);
   pre[6] = static_cast<unsigned char>(major);
   pre[7] = 0;
   std::size_t n = major == 1 ? 2 : 4;
   for (std::size_t i = 0; i < n; ++i) pre[8 + i] = static_cast<unsigned char>(len >> (8 * i));
-  write_exact(f, pre, 8 + n, path);
+  f.write(pre, 8 + n);
 }
 
 // Writes the elements in storage order: rows for row-major, columns for column-major.
-void write_data(std::FILE* f, const MatrixView& m, const std::string& path) {
+void write_data(AtomicFile& f, const MatrixView& m) {
   bool row = m.layout == Layout::RowMajor;
   std::int64_t lines = row ? m.rows : m.cols, len = row ? m.cols : m.rows;
   std::size_t es = dtype_size(m.dtype);
   for (std::int64_t l = 0; l < lines; ++l) {
     const void* p = row ? m.address(l, 0) : m.address(0, l);
-    write_exact(f, p, std::size_t(len) * es, path);
+    f.write(p, std::size_t(len) * es);
   }
 }
 
@@ -309,16 +315,15 @@ void write_npy(const std::string& path, const MatrixView& m, bool one_d) {
   MatrixView v = one_d && m.cols == 1 && m.rows != 1 ? m.transposed() : m;
   int major = 1;
   std::string header = make_header(v, one_d, &major);
-  FilePtr f = open_write(path);
-  write_preamble(f.get(), major, header.size(), path);
-  write_exact(f.get(), header.data(), header.size(), path);
+  AtomicFile f(path);
+  write_preamble(f, major, header.size());
+  f.write(header.data(), header.size());
   if (one_d && v.layout == Layout::ColMajor) {
-    for (std::int64_t j = 0; j < v.cols; ++j)
-      write_exact(f.get(), v.address(0, j), dtype_size(v.dtype), path);
+    for (std::int64_t j = 0; j < v.cols; ++j) f.write(v.address(0, j), dtype_size(v.dtype));
   } else {
-    write_data(f.get(), v, path);
+    write_data(f, v);
   }
-  close_written(std::move(f), path);
+  f.commit();
 }
 
 }  // namespace kafel

@@ -1,5 +1,8 @@
 // Raw float32 sample files (planar or interleaved) and a block-by-block stream reader.
 // A file reads as a channels x N matrix whose layout mirrors the file, so nothing is reordered.
+#include <poll.h>
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -36,19 +39,32 @@ std::size_t read_some(std::FILE* f, void* dst, std::size_t bytes, const std::str
   return got;
 }
 
-}  // namespace
-
-Matrix read_raw_samples(const std::string& path, std::int64_t channels, SampleLayout layout) {
-  check_channels(channels);
-  FilePtr f = open_read(path);
-  std::uint64_t size = file_size(f.get(), path);
-  std::uint64_t frame = std::uint64_t(channels) * 4;
+// Bytes of an open raw sample file, checked to be whole frames of `channels` floats.
+std::uint64_t frame_bytes(std::FILE* f, const std::string& path, std::int64_t channels) {
+  const std::uint64_t size = file_size(f, path);
+  const std::uint64_t frame = std::uint64_t(channels) * 4;
   if (size == 0) throw IoError("'" + path + "' holds no samples (empty file)");
   if (size % frame != 0) {
     throw IoError("'" + path + "': " + std::to_string(size) + " bytes is not a whole number of " +
                   std::to_string(channels) + "-channel float32 samples (" + std::to_string(frame) +
                   " bytes each)");
   }
+  return size;
+}
+
+}  // namespace
+
+std::int64_t raw_sample_frames(const std::string& path, std::int64_t channels) {
+  check_channels(channels);
+  FilePtr f = open_read(path);
+  return std::int64_t(frame_bytes(f.get(), path, channels) / (std::uint64_t(channels) * 4));
+}
+
+Matrix read_raw_samples(const std::string& path, std::int64_t channels, SampleLayout layout) {
+  check_channels(channels);
+  FilePtr f = open_read(path);
+  const std::uint64_t size = frame_bytes(f.get(), path, channels);
+  const std::uint64_t frame = std::uint64_t(channels) * 4;
   check_host_memory(double(size), "'" + path + "'");
   std::int64_t samples = std::int64_t(size / frame);
   Matrix m(DType::f32, channels, samples, matrix_layout(layout));
@@ -61,9 +77,9 @@ void write_raw_samples(const std::string& path, const MatrixView& samples, Sampl
   if (samples.dtype != DType::f32) throw InvalidArgument("raw sample files hold float32 only");
   Matrix tight(DType::f32, samples.rows, samples.cols, matrix_layout(layout));
   copy(samples, tight);
-  FilePtr f = open_write(path);
-  write_exact(f.get(), tight.data(), tight.bytes(), path);
-  close_written(std::move(f), path);
+  AtomicFile f(path);
+  f.write(tight.data(), tight.bytes());
+  f.commit();
 }
 
 SampleStream::SampleStream(const std::string& path, std::int64_t channels,
@@ -78,8 +94,10 @@ SampleStream::SampleStream(const std::string& path, std::int64_t channels,
     file_ = stdin;
     path_ = "<stdin>";
   } else {
-    file_ = open_read(path).release();
+    file_ = open_read(path, true).release();
     owns_file_ = true;
+    struct stat st {};
+    await_writer_ = fstat(fileno(file_), &st) == 0 && S_ISFIFO(st.st_mode);
   }
 }
 
@@ -89,6 +107,14 @@ SampleStream::~SampleStream() {
 
 bool SampleStream::next(Matrix& block) {
   if (done_) return false;
+  if (await_writer_) {
+    // Opened without blocking, so no writer may be connected yet, and a read would see the
+    // end of the stream. poll waits for the writer's first data (or its close: POLLHUP).
+    pollfd p{fileno(file_), POLLIN, 0};
+    while (::poll(&p, 1, -1) < 0 && errno == EINTR) {
+    }
+    await_writer_ = false;
+  }
   Layout want = layout_ == SampleLayout::Planar ? Layout::RowMajor : Layout::ColMajor;
   if (block.rows() != channels_ || block.cols() != samples_ || block.layout() != want ||
       block.dtype() != DType::f32) {

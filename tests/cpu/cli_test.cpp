@@ -84,15 +84,19 @@ TEST(Cli, GenThenGemmVerifiesTheLectureProblem) {
 TEST(Cli, GemmOptionsAndTypesOnAFile) {
   ScratchDir dir("cli");
   ASSERT_EQ(kafel(dir, "gen 31 17 23 -o m.dat --seed 5").rc, 0);
-  for (const char* extra : {"--kernel cpu.naive --layout col --trans-a --trans-b",
-                            "--kernel cpu.cached_column --threads 2 --alpha 2 --beta 0.5",
-                            "--type f64", "--type f16", "--type i32", "--json g.json"}) {
+  for (const char* extra :
+       {"--kernel cpu.naive --layout col --trans-a --trans-b",
+        "--kernel cpu.cached_column --threads 2 --alpha 2 --beta 0.5", "--type f64", "--type f16",
+        "--type 'bf16->f32'", "--type f16 --compute f32", "--json g.json"}) {
     SCOPED_TRACE(extra);
     Result r = kafel(dir, std::string("gemm --input m.dat --device cpu ") + extra);
     EXPECT_EQ(r.rc, 0) << r.out << r.err;
   }
   auto doc = nlohmann::json::parse(read_bytes(dir.file("g.json")));
   EXPECT_TRUE(doc["records"][0]["verified"].get<bool>());
+  // Random normal floats are not integers: converting them to i32 is refused, by element.
+  expect_one_line_error(kafel(dir, "gemm --input m.dat --device cpu --type i32"),
+                        "cannot convert A (0, 0)");
 }
 
 TEST(Cli, GemmWithNpyFilesAndRandomInputs) {
@@ -142,7 +146,7 @@ TEST(Cli, UnknownNamesAndBadSizesFail) {
   expect_one_line_error(kafel(dir, "gemm --m 8 --device cpu --kernel cpu.nosuch"), "cpu.nosuch");
   expect_one_line_error(kafel(dir, "gemm --m 8 --device cpu --type q7"), "q7");
   expect_one_line_error(kafel(dir, "gemm --m 8 --device cpu --param NOPE=3"), "NOPE");
-  expect_one_line_error(kafel(dir, "gen 0 3 3 -o z.dat"), "sizes");
+  expect_one_line_error(kafel(dir, "gen 0 3 3 -o z.dat"), "M must be between 1 and 2147483647");
   expect_one_line_error(kafel(dir, "gen 100000 100000 100000 -o z.dat"), "memory");
   expect_one_line_error(kafel(dir, "bench --device cpu --kernels cpu.nosuch --sizes 8"),
                         "cpu.nosuch");
@@ -163,14 +167,47 @@ TEST(Cli, BenchWritesJsonWithTheFields) {
   auto doc = nlohmann::json::parse(read_bytes(dir.file("r.json")));
   ASSERT_GE(doc["records"].size(), 4u);
   for (const auto& rec : doc["records"]) {
-    for (const char* key : {"kernel", "device", "type", "m", "n", "k", "median_ms", "best_ms",
-                            "gflops", "verified", "max_abs_err"}) {
+    for (const char* key :
+         {"kernel", "device", "type", "a_type", "b_type", "c_type", "compute", "m", "n", "k",
+          "median_ms", "best_ms", "gflops", "peak_gflops", "peak_pct", "verified", "max_abs_err"}) {
       EXPECT_TRUE(rec.contains(key)) << key;
     }
     EXPECT_TRUE(rec["verified"].get<bool>()) << rec.dump();
     EXPECT_FALSE(rec["baseline"].get<bool>());
     EXPECT_GT(rec["gflops"].get<double>(), 0);
   }
+}
+
+// --type takes roles, --types a list, --compute a mode; records carry the roles one by one.
+TEST(Cli, BenchAndGemmTakeElementRoles) {
+  ScratchDir dir("cli");
+  Result r = kafel(dir,
+                   "bench --device cpu --kernels cpu.naive --sizes 24 --warmup 0 --reps 1 "
+                   "--types f32,i8 --type 'bf16->f32' --json r.json");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  auto doc = nlohmann::json::parse(read_bytes(dir.file("r.json")));
+  ASSERT_EQ(doc["records"].size(), 3u);
+  const auto& i8 = doc["records"][1];
+  EXPECT_EQ(i8["a_type"], "i8");
+  EXPECT_EQ(i8["c_type"], "i32");
+  EXPECT_EQ(i8["compute"], "i32");
+  const auto& bf = doc["records"][2];
+  EXPECT_EQ(bf["type"], "bf16->f32");
+  EXPECT_EQ(bf["a_type"], "bf16");
+  EXPECT_EQ(bf["c_type"], "f32");
+  EXPECT_EQ(bf["compute"], "f32");
+  Result g = kafel(dir, "gemm --device cpu --m 40 --type i8 --compute i32 --json g.json");
+  ASSERT_EQ(g.rc, 0) << g.out << g.err;
+  auto rec = nlohmann::json::parse(read_bytes(dir.file("g.json")))["records"][0];
+  EXPECT_EQ(rec["compute"], "i32");
+  EXPECT_EQ(rec["c_type"], "i32");
+  // The CPU has no tensor-core modes: a clear refusal naming the roles.
+  expect_one_line_error(kafel(dir, "gemm --device cpu --m 8 --type f32 --compute 3xtf32"),
+                        "no kernel of cpu can run 8x8x8 NN f32/3xtf32");
+  expect_one_line_error(kafel(dir, "gemm --device cpu --m 8 --type f32/tf32 --compute f32"),
+                        "names compute tf32 but --compute is f32");
+  expect_one_line_error(kafel(dir, "gemm --device cpu --m 8 --type i32 --compute tf32"),
+                        "with --compute tf32");
 }
 
 TEST(Cli, BenchSweepsAParameter) {
@@ -191,7 +228,7 @@ TEST(Cli, HelpAndVersion) {
   Result v = kafel(dir, "--version");
   EXPECT_EQ(v.rc, 0);
   EXPECT_EQ(v.out.rfind("kafel ", 0), 0u) << v.out;
-  for (const char* sub : {"", "devices ", "gen ", "gemm ", "bench "}) {
+  for (const char* sub : {"", "devices ", "gen ", "gemm ", "bench ", "tune ", "cov "}) {
     SCOPED_TRACE(sub);
     Result h = kafel(dir, std::string(sub) + "--help");
     EXPECT_EQ(h.rc, 0);
@@ -199,8 +236,12 @@ TEST(Cli, HelpAndVersion) {
   }
   Result d = kafel(dir, "devices --json d.json");
   EXPECT_EQ(d.rc, 0) << d.err;
+  EXPECT_NE(d.out.find("capabilities"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("cov kernels"), std::string::npos) << d.out;
   auto doc = nlohmann::json::parse(read_bytes(dir.file("d.json")));
   EXPECT_EQ(doc[0]["id"], "cpu");
+  for (const char* key : {"capabilities", "tensor_peaks", "kernels", "cov_kernels"})
+    EXPECT_TRUE(doc[0].contains(key)) << key;
 }
 
 // The CPU's peak says where its clock came from, and KAFEL_CPU_ISA shows and applies to the

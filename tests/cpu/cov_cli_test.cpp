@@ -85,13 +85,40 @@ TEST(CovCli, NanWarns) {
   EXPECT_NE(r.err.find("NaN"), std::string::npos) << r.err;
 }
 
+// --bench runs every kernel through bench_cov: verified first, then timed; JSON per kernel.
+TEST(CovCli, BenchEveryKernel) {
+  const std::string json = tmp("bench.json");
+  const Ran r = kafel(
+      "--device cpu --bench --channels 5 --samples 20011 --reps 2 --warmup 1 "
+      "--signal offset --json " +
+      json);
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json j;
+  std::ifstream(json) >> j;
+  ASSERT_GE(j["kernels"].size(), 3u);
+  for (const auto& k : j["kernels"]) {
+    EXPECT_EQ(k["status"], "ok") << k.dump();
+    EXPECT_TRUE(k["verified"].get<bool>()) << k.dump();
+    EXPECT_LE(k["rel_err"].get<double>(), 1e-6);
+    EXPECT_EQ(k["reps"], 2);
+  }
+  // --param applies to the kernel named (or the default one), checked against its ranges.
+  EXPECT_EQ(kafel("--device cpu --bench --samples 1000 --reps 1 --kernel cpu.syrk --param "
+                  "CHUNK=64")
+                .code,
+            0);
+  const Ran bad = kafel("--device cpu --bench --samples 1000 --kernel cpu.syrk --param CHUNK=0");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("CHUNK=0 is outside 1.."), std::string::npos) << bad.err;
+}
+
 TEST(CovCli, BadInput) {
   const std::string odd = tmp("odd.f32"), empty = tmp("empty.f32");
   write_floats(odd, {1, 2, 3, 4, 5, 6, 7});
   write_floats(empty, {});
   Ran r = kafel("--device cpu --channels 2 --input " + odd);
   EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.err.find("channels"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("2-channel"), std::string::npos) << r.err;
   r = kafel("--device cpu --channels 2 --input " + empty);
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.err.find("empty"), std::string::npos) << r.err;

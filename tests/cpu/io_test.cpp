@@ -11,6 +11,11 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "io/file_util.hpp"
 #include "io_test_util.hpp"
 #include "kafel/error.hpp"
 #include "kafel/gemm.hpp"
@@ -166,7 +171,7 @@ TEST_P(NpyRoundTrip, KeepsTypeShapeOrderAndValues) {
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, NpyRoundTrip,
                          ::testing::Combine(::testing::Values(DType::f32, DType::f64, DType::i32,
-                                                              DType::f16),
+                                                              DType::f16, DType::i8),
                                             ::testing::Values(Layout::RowMajor, Layout::ColMajor)),
                          [](const auto& info) {
                            return std::string(to_string(std::get<0>(info.param))) +
@@ -352,6 +357,88 @@ TEST(SampleStream, PlanarBlocksAndBrokenTails) {
   expect_error<IoError>([&] { inter.next(block); }, "inside a sample frame");
   expect_error<IoError>([&] { SampleStream(dir.file("none.raw"), 3, 4, SampleLayout::Planar); },
                         "cannot open");
+}
+
+// ---- conversions, output files, special files ----------------------------------------------
+
+TEST(CheckConvertible, NamesTheElementAndTheReason) {
+  Matrix m(DType::f64, 2, 3);
+  m.set(0, 0, 0.1);  // rounds in f16 and f32: fine
+  m.set(1, 2, 1e6);
+  expect_error<InvalidArgument>([&] { check_convertible(m, DType::f16, "A"); },
+                                "cannot convert A (1, 2) = 1000000 to f16: it overflows f16");
+  EXPECT_NO_THROW(check_convertible(m, DType::f32, "A"));
+  expect_error<InvalidArgument>([&] { check_convertible(m, DType::i32, "A"); },
+                                "A (0, 0) = 0.1 to i32: it is not an integer");
+  Matrix i(DType::i32, 1, 2);
+  i.set(0, 1, -129);
+  expect_error<InvalidArgument>(
+      [&] { check_convertible(i, DType::i8, "B"); },
+      "B (0, 1) = -129 to i8: it is outside the range of i8 (-128 .. 127)");
+  i.set(0, 1, -128);
+  EXPECT_NO_THROW(check_convertible(i, DType::i8, "B"));
+  Matrix big(DType::f32, 1, 1);
+  big.set(0, 0, 1000);
+  expect_error<InvalidArgument>([&] { check_convertible(big, DType::e4m3, "A"); },
+                                "overflows e4m3");
+}
+
+TEST(OutputFiles, AnUncommittedWriteLeavesTheTargetAndNoTemporary) {
+  ScratchDir dir("io");
+  const std::string f = dir.file("out.json");
+  write_bytes(f, "old contents");
+  {
+    io_detail::AtomicFile w(f);
+    w.write("new", 3);
+  }  // destroyed without commit: an error happened on the way
+  EXPECT_EQ(read_bytes(f), "old contents");
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    ++files;
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos);
+  }
+  EXPECT_EQ(files, 1u);
+  write_file_atomic(f, "new contents");
+  EXPECT_EQ(read_bytes(f), "new contents");
+}
+
+TEST(OutputFiles, EveryWriterFailsCleanlyOnAFullDevice) {
+  Matrix m = random_matrix(DType::f32, 64, 64);
+  expect_error<IoError>([&] { write_file_atomic("/dev/full", std::string(100000, 'x')); },
+                        "No space left");
+  expect_error<IoError>([&] { write_npy("/dev/full", m); }, "No space left");
+  expect_error<IoError>([&] { write_matmul_dat("/dev/full", m, m, m); }, "No space left");
+  expect_error<IoError>([&] { write_raw_samples("/dev/full", m, SampleLayout::Planar); },
+                        "No space left");
+  EXPECT_TRUE(std::filesystem::is_character_file("/dev/full"));  // written in place, not replaced
+}
+
+TEST(OutputFiles, CheckWritableRefusesWhatCannotBeWritten) {
+  ScratchDir dir("io");
+  expect_error<IoError>([&] { check_writable(dir.path().string()); }, "is a directory");
+  expect_error<IoError>([&] { check_writable(dir.file("no/such/dir/x.json")); }, "does not exist");
+  expect_error<IoError>([&] { check_writable(""); }, "empty output path");
+  EXPECT_NO_THROW(check_writable(dir.file("new.json")));
+  EXPECT_NO_THROW(check_writable("/dev/null"));
+}
+
+TEST(InputFiles, DirectoriesAndFifosAreRefusedWithoutBlocking) {
+  ScratchDir dir("io");
+  expect_error<IoError>([&] { read_npy(dir.path().string()); }, "is a directory");
+  expect_error<IoError>([&] { read_matmul_dat(dir.path().string()); }, "is a directory");
+  expect_error<IoError>([&] { read_raw_samples(dir.path().string(), 2, SampleLayout::Planar); },
+                        "is a directory");
+  expect_error<IoError>([&] { raw_sample_frames(dir.path().string(), 2); }, "is a directory");
+  const std::string fifo = dir.file("pipe");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // No writer: a blocking open would hang here.
+  expect_error<IoError>([&] { read_npy(fifo); }, "is a FIFO");
+  expect_error<IoError>([&] { read_npy_header(fifo); }, "is a FIFO");
+  expect_error<IoError>([&] { read_matmul_dat(fifo); }, "is a FIFO");
+  expect_error<IoError>([&] { raw_sample_frames(fifo, 2); }, "is a FIFO");
+  EXPECT_NO_THROW(SampleStream(fifo, 2, 4, SampleLayout::Planar));  // opened, not read
+  write_bytes(dir.file("raw.f32"), std::string(40, '\0'));
+  EXPECT_EQ(raw_sample_frames(dir.file("raw.f32"), 2), 5);
 }
 
 }  // namespace

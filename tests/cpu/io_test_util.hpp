@@ -15,11 +15,12 @@ namespace kafel::test {
 // A fresh directory under the system temp dir, removed at the end of the test.
 class ScratchDir {
  public:
-  explicit ScratchDir(const std::string& tag) {
+  // `base`: where to create it (default: the system temp dir).
+  explicit ScratchDir(const std::string& tag, const std::filesystem::path& base = {}) {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     std::string name = "kafel_" + tag + "_" + std::to_string(getpid()) + "_" +
                        (info ? std::string(info->name()) : std::string("x"));
-    path_ = std::filesystem::temp_directory_path() / name;
+    path_ = (base.empty() ? std::filesystem::temp_directory_path() : base) / name;
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }

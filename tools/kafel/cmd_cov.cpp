@@ -1,11 +1,8 @@
-// `kafel cov`: covariance of one block or a stream of blocks (generator, .npy, raw file,
-// stdin) with latency statistics and the deadline check; `--bench` measures against floors.
+// `kafel cov`: covariance of one block or a stream of blocks (generator, .npy, raw file, FIFO,
+// stdin) through the library's stream, or every kernel through bench_cov (`--bench`).
 #include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -13,12 +10,11 @@
 
 #include "cli_util.hpp"
 #include "commands.hpp"
-#include "core/cov_backend.hpp"
-#include "core/cov_stream.hpp"
-#include "core/report_util.hpp"
+#include "kafel/bench.hpp"
 #include "kafel/cov.hpp"
 #include "kafel/error.hpp"
 #include "kafel/io.hpp"
+#include "kafel/kernels.hpp"
 #include "kafel/signal.hpp"
 
 namespace kafel::cli {
@@ -26,36 +22,26 @@ namespace kafel::cli {
 namespace {
 
 constexpr double kTolerance = 1e-6;
+constexpr std::int64_t kMaxChannels = 1 << 20;
+constexpr std::int64_t kMaxSamples = std::int64_t(1) << 40;
 
 struct CovCli {
   std::string device, kernel, params, signal = "seed", layout = "planar", input, out, json;
   std::int64_t channels = 10, samples = 4194304, blocks = 1, ddof = 1;
-  double rate = 0, deadline_ms = 0;
-  int depth = 3, reps = 20;
+  double rate = 0, deadline_ms = 50;
+  int depth = 3, reps = 20, warmup = 2;
   std::uint64_t seed = 1;
   bool verify = false, bench = false;
+  const CLI::Option* samples_opt = nullptr;
+  const CLI::Option* deadline_opt = nullptr;
+  // Options of the stream mode, refused with --bench rather than ignored.
+  std::vector<const CLI::Option*> stream_only;
+  // Options of --bench, refused without it.
+  std::vector<const CLI::Option*> bench_only;
 };
 
-struct Setup {
-  Device dev;
-  CovDesc desc;
-  const CovKernel* kernel = nullptr;
-  Params params;
-};
-
-Setup make_setup(const CovCli& o, std::int64_t samples) {
-  Setup s;
-  s.dev = o.device.empty() ? best_device() : select_device(o.device);
-  s.desc = CovDesc{o.channels, samples, parse_sample_layout(o.layout), o.ddof};
-  s.desc.validate();
-  const std::string name = o.kernel.empty() ? default_cov_kernel(s.dev, o.channels) : o.kernel;
-  s.kernel = &find_cov_kernel(s.dev, name);
-  s.params = s.kernel->params.resolve(o.params.empty() ? Params{} : parse_params(o.params));
-  return s;
-}
-
-// A block source: the generator (static buffers), a raw float32 file / stdin, or a .npy file
-// holding all blocks (C x total planar, total x C interleaved).
+// A block source: the generator (static buffers), a raw float32 file / FIFO / stdin, or a .npy
+// file holding all blocks (C x total planar, total x C interleaved).
 struct Source {
   CovBlockSource src;
   std::string what;
@@ -78,6 +64,7 @@ Source npy_source(const CovCli& o, const CovDesc& d) {
   NpyHeader h;
   auto m = std::make_shared<Matrix>(read_npy(o.input, &h));
   if (m->dtype() != DType::f32) {
+    check_convertible(m->view(), DType::f32, "'" + o.input + "'");
     Matrix f(DType::f32, m->rows(), m->cols());
     copy(m->view(), f.view());
     *m = std::move(f);
@@ -129,39 +116,72 @@ Source make_source(const CovCli& o, const CovDesc& d) {
   return raw_source(o, d);
 }
 
-// Block samples of an input file: --samples, or (for .npy / raw files) the whole file when
-// --blocks is 1 and --samples was not given.
-std::int64_t block_samples(const CovCli& o, bool samples_given) {
-  if (o.input.empty() || o.input == "-" || samples_given) return o.samples;
-  if (ends_with(o.input, ".npy")) {
-    const NpyHeader h = read_npy_header(o.input);
-    const bool planar = parse_sample_layout(o.layout) == SampleLayout::Planar;
-    if (h.shape.size() != 2) throw InvalidArgument(o.input + " is not a 2-D array");
-    return (planar ? h.shape[1] : h.shape[0]) / std::max<std::int64_t>(o.blocks, 1);
-  }
-  std::ifstream f(o.input, std::ios::binary | std::ios::ate);
-  if (!f) throw IoError("cannot open " + o.input);
-  const auto bytes = static_cast<std::int64_t>(f.tellg());
-  if (bytes == 0) throw InvalidArgument(o.input + " is empty");
-  if (bytes % 4 != 0 || (bytes / 4) % o.channels != 0)
-    throw InvalidArgument(o.input + " holds " + std::to_string(bytes) +
-                          " bytes, not a whole number of float32 frames of " +
-                          std::to_string(o.channels) + " channels");
-  return bytes / 4 / o.channels / std::max<std::int64_t>(o.blocks, 1);
+// Block samples of an input file: --samples, or (for .npy / raw files) the whole file split
+// into --blocks blocks (one when --blocks is -1).
+std::int64_t block_samples(const CovCli& o) {
+  if (o.input.empty() || o.input == "-" || o.samples_opt->count()) return o.samples;
+  const bool planar = parse_sample_layout(o.layout) == SampleLayout::Planar;
+  const std::int64_t total =
+      ends_with(o.input, ".npy")
+          ? [&] {
+              const NpyHeader h = read_npy_header(o.input);
+              if (h.shape.size() != 2) throw InvalidArgument(o.input + " is not a 2-D array");
+              return planar ? h.shape[1] : h.shape[0];
+            }()
+          : raw_sample_frames(o.input, o.channels);
+  return total / std::max<std::int64_t>(o.blocks, 1);
 }
 
 std::string fmt(double v, const char* f = "%.3f") {
   return format_num(f, v);
 }
 
-int run_stream(const CovCli& o, bool samples_given) {
-  const Setup s = make_setup(o, block_samples(o, samples_given));
-  Source source = make_source(o, s.desc);
-  auto plan = s.kernel->make_plan(s.dev, s.desc, s.params);
+// The choice for the stream or the default row of the bench: the kernel named (or the
+// default for the shape) with --param parsed by its own parameter space.
+CovChoice make_choice(const Device& dev, const CovDesc& desc, const CovCli& o) {
+  const std::string name = o.kernel.empty() ? choose_cov(dev, desc).kernel : o.kernel;
+  const Params overrides =
+      o.params.empty() ? Params{} : cov_kernel(dev, name).params.parse(o.params);
+  return choose_cov(dev, desc, name, overrides);
+}
+
+nlohmann::ordered_json stream_json(const Device& dev, const CovDesc& d, const CovChoice& c,
+                                   const std::string& source, const CovStreamStats& st,
+                                   const CovStreamOptions& so, double rel_err,
+                                   std::int64_t verified, std::int64_t nan_entries, bool ok) {
+  return {{"device", dev.id},
+          {"device_name", dev.name},
+          {"kernel", c.kernel},
+          {"config", c.config()},
+          {"channels", d.channels},
+          {"samples", d.samples},
+          {"layout", std::string(to_string(d.layout))},
+          {"source", source},
+          {"blocks", st.blocks},
+          {"rate", so.rate},
+          {"deadline_ms", so.deadline_ms},
+          {"startup_ms", st.startup_ms},
+          {"median_ms", st.median_ms},
+          {"p99_ms", st.p99_ms},
+          {"max_ms", st.max_ms},
+          {"blocks_per_s", st.blocks_per_s},
+          {"missed", st.missed},
+          {"rel_err", rel_err},
+          {"verified_blocks", verified},
+          {"nan_entries", nan_entries},
+          {"passed", ok}};
+}
+
+int run_stream(const CovCli& o) {
+  const Device dev = select_device(o.device);
+  const CovDesc desc{o.channels, block_samples(o), parse_sample_layout(o.layout), o.ddof};
+  desc.validate();
+  const CovChoice choice = make_choice(dev, desc, o);
+  Source source = make_source(o, desc);
   CovStreamOptions so;
   so.depth = o.depth;
   so.rate = o.rate;
-  so.deadline_ms = o.deadline_ms > 0 ? o.deadline_ms : (o.rate > 0 ? 1000.0 / o.rate : 50.0);
+  so.deadline_ms = o.deadline_opt->count() ? o.deadline_ms : o.rate > 0 ? 1000.0 / o.rate : 50.0;
   double rel_err = 0;
   std::int64_t verified = 0, nan_entries = 0;
   std::map<const float*, CovResult> refs;  // static buffers: one reference per buffer
@@ -171,8 +191,8 @@ int run_stream(const CovCli& o, bool samples_given) {
     if (b == 0 || o.verify) {
       auto it = refs.find(data);
       if (it == refs.end()) {
-        const SamplesView v{data, s.desc.channels, s.desc.samples, s.desc.layout, 0};
-        it = refs.emplace(data, reference_covariance(v, s.desc.ddof)).first;
+        const SamplesView v{data, desc.channels, desc.samples, desc.layout, 0};
+        it = refs.emplace(data, reference_covariance(v, desc.ddof)).first;
       }
       rel_err = std::max(rel_err, cov_rel_err(r, it->second));
       ++verified;
@@ -180,22 +200,19 @@ int run_stream(const CovCli& o, bool samples_given) {
     }
     last = r;
   };
-  const CovStreamStats st = run_cov_stream(*plan, s.desc, source.src, o.blocks, so, hook);
+  const CovStreamStats st = run_cov_stream(dev, choice, desc, source.src, o.blocks, so, hook);
   if (st.blocks == 0)
-    throw InvalidArgument("no block of " + std::to_string(s.desc.samples) + " samples in " +
+    throw InvalidArgument("no block of " + std::to_string(desc.samples) + " samples in " +
                           source.what + " (empty input?)");
   if (nan_entries)
-    std::cerr << "kafel: warning: NaN in the data: " << nan_entries << " of "
-              << s.desc.channels * s.desc.channels << " covariance entries are NaN\n";
-  if (!o.out.empty()) {
-    Matrix c(DType::f64, s.desc.channels, s.desc.channels);
-    std::copy(last.cov.begin(), last.cov.end(), static_cast<double*>(c.data()));
-    write_npy(o.out, c.view());
-  }
+    warn("NaN in the data: " + std::to_string(nan_entries) + " of " +
+         std::to_string(desc.channels * desc.channels) + " covariance entries are NaN");
   const bool ok = rel_err <= kTolerance;
   const double budget = so.deadline_ms;
-  std::cout << "covariance " << s.desc.shape() << " of " << source.what << " on " << s.dev.id
-            << " (" << s.dev.name << "), kernel " << s.kernel->name << "\n"
+  std::cout << "covariance " << desc.shape() << " of " << source.what << " on " << dev.id << " ("
+            << dev.name << "), kernel " << choice.kernel << "\n"
+            << "start-up " << fmt(st.startup_ms)
+            << " ms (plan, buffers, one warm-up pass over each; before the first deadline)\n"
             << st.blocks << " blocks" << (o.rate > 0 ? " at " + fmt(o.rate, "%g") + "/s" : "")
             << ": latency median " << fmt(st.median_ms) << " ms, p99 " << fmt(st.p99_ms)
             << " ms, worst " << fmt(st.max_ms) << " ms; " << fmt(st.blocks_per_s, "%.1f")
@@ -207,176 +224,199 @@ int run_stream(const CovCli& o, bool samples_given) {
             << "\nrel_err " << fmt(rel_err, "%.3g") << " (" << verified << " block"
             << (verified == 1 ? "" : "s") << " verified against float64; tolerance 1e-6) "
             << (ok ? "PASS" : "FAIL") << "\n";
-  if (!o.json.empty()) {
-    nlohmann::ordered_json j = {{"device", s.dev.id},
-                                {"device_name", s.dev.name},
-                                {"kernel", s.kernel->name},
-                                {"channels", s.desc.channels},
-                                {"samples", s.desc.samples},
-                                {"layout", std::string(to_string(s.desc.layout))},
-                                {"source", source.what},
-                                {"blocks", st.blocks},
-                                {"rate", o.rate},
-                                {"deadline_ms", budget},
-                                {"median_ms", st.median_ms},
-                                {"p99_ms", st.p99_ms},
-                                {"max_ms", st.max_ms},
-                                {"blocks_per_s", st.blocks_per_s},
-                                {"missed", st.missed},
-                                {"rel_err", rel_err},
-                                {"verified_blocks", verified},
-                                {"nan_entries", nan_entries},
-                                {"passed", ok}};
-    write_json_file(o.json, j.dump(2));
+  if (!ok) return kExitVerifyFailed;  // no result files for a result that failed
+  if (!o.out.empty()) {
+    Matrix c(DType::f64, desc.channels, desc.channels);
+    std::copy(last.cov.begin(), last.cov.end(), static_cast<double*>(c.data()));
+    write_npy(o.out, c.view());
   }
-  return ok ? kExitOk : kExitVerifyFailed;
+  if (!o.json.empty())
+    write_file_atomic(o.json, stream_json(dev, desc, choice, source.what, st, so, rel_err, verified,
+                                          nan_entries, ok)
+                                      .dump(2) +
+                                  "\n");
+  return kExitOk;
 }
 
-struct BenchRow {
-  std::string kernel, status;
-  bool baseline = false;
-  double median_ms = 0, best_ms = 0, floor_ms = 0, e2e_ms = 0, rel_err = 0, e2e_err = 0;
-};
+// ---- --bench -----------------------------------------------------------------------------
 
-BenchRow bench_kernel(const Setup& s, const CovKernel& k, const CovArgs& args, const CovResult& ref,
-                      int reps, double& copy_floor) {
-  BenchRow row{k.name, "ok", k.baseline};
-  try {
-    auto plan = k.make_plan(s.dev, s.desc, &k == s.kernel ? s.params : k.params.defaults());
-    plan->load(args, 1);
-    const double first = plan->run(0);
-    const int n = first > 300 ? 2 : reps;  // the slow rungs (serial) get a couple of runs
-    // Kernel and floor alternate, so both see the same machine (other work, clocks).
-    std::vector<double> t, f;
-    for (int r = 0; r < n; ++r) {
-      f.push_back(plan->read_floor_ms(0));
-      t.push_back(plan->run(0));
-    }
-    CovMoments m;
-    plan->fetch(m);
-    row.rel_err = cov_rel_err(finalize_cov(s.desc, m), ref);
-    row.median_ms = quantile(t, 0.5);
-    row.best_ms = *std::min_element(t.begin(), t.end());
-    row.floor_ms = quantile(f, 0.5);
-    if (copy_floor == 0) copy_floor = plan->copy_floor_ms();
-    if (auto stream = plan->stream(1)) {  // end to end from pinned host memory, one block
-      std::memcpy(stream->buffer(0), args.data, static_cast<std::size_t>(s.desc.min_bytes()));
-      std::vector<double> e;
-      for (int r = 0; r < std::min(n, 10); ++r) {
-        const auto t0 = std::chrono::steady_clock::now();
-        stream->submit(0);
-        stream->wait(0, m);
-        e.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                        .count());
-      }
-      row.e2e_ms = quantile(e, 0.5);
-      row.e2e_err = cov_rel_err(finalize_cov(s.desc, m), ref);
-    }
-  } catch (const Unsupported& e) {
-    row.status = std::string("skipped: ") + e.what();
-  } catch (const Error& e) {  // one kernel's failure must not cost the others' rows
-    row.status = std::string("failed: ") + e.what();
-  }
-  return row;
-}
-
-int run_bench(const CovCli& o) {
-  const Setup s = make_setup(o, o.samples);
-  std::vector<float> data(static_cast<std::size_t>(s.desc.channels * s.desc.samples));
-  generate_signal(parse_signal(o.signal), data.data(), s.desc.channels, s.desc.samples,
-                  s.desc.layout, o.seed);
-  const CovArgs args{s.desc, data.data(),
-                     s.desc.layout == SampleLayout::Planar ? s.desc.samples : s.desc.channels};
-  const SamplesView view{data.data(), s.desc.channels, s.desc.samples, s.desc.layout, 0};
-  const CovResult ref = reference_covariance(view, s.desc.ddof);
+void print_bench(const CovDesc& d, const Device& dev, const std::string& signal,
+                 const std::vector<CovBenchRecord>& rows) {
   double copy_floor = 0;
-  std::vector<BenchRow> rows;
-  for (const auto& k : cov_kernels_for(s.dev)) {
-    if (!o.kernel.empty() && k.name != o.kernel) continue;
-    if (k.max_channels && s.desc.channels > k.max_channels) continue;
-    std::cerr << "bench " << k.name << "...\n";
-    rows.push_back(bench_kernel(s, k, args, ref, o.reps, copy_floor));
-  }
-  const double mb = s.desc.min_bytes() / 1e6;
-  std::cout << "covariance bench: " << s.desc.shape() << " " << o.signal << " (" << fmt(mb, "%.0f")
-            << " MB) on " << s.dev.id << " (" << s.dev.name << ")\n"
-            << "floor_ms: one plain read pass over the block on the device, timed alternately "
-               "with each kernel";
+  for (const auto& r : rows) copy_floor = std::max(copy_floor, r.copy_floor_ms);
+  std::cout << "covariance bench: " << d.shape() << " " << signal << " ("
+            << fmt(d.min_bytes() / 1e6, "%.0f") << " MB) on " << dev.id << " (" << dev.name << ")\n"
+            << "each kernel verified against float64 first (tolerance 1e-6), then timed; "
+               "floor_ms: one plain read pass over the block, timed alternately with it";
   if (copy_floor > 0)
     std::cout << "; bare host->device copy (pinned): " << fmt(copy_floor) << " ms";
   std::cout << "\n";
-  std::printf("%-20s %10s %9s %9s %8s %9s %8s %9s  %s\n", "kernel", "median_ms", "best_ms",
-              "floor_ms", "x_floor", "e2e_ms", "x_copy", "rel_err", "status");
-  bool ok = true;
+  std::printf("%-20s %10s %9s %7s %9s %8s %9s %8s %9s  %s\n", "kernel", "median_ms", "best_ms",
+              "spread", "floor_ms", "x_floor", "e2e_ms", "x_copy", "rel_err", "status");
   for (const auto& r : rows) {
-    if (r.status != "ok") {
-      std::printf("%-20s %s\n", r.kernel.c_str(), r.status.c_str());
-      ok = ok && r.status.rfind("failed", 0) != 0;
+    if (!r.ok()) {
+      std::printf("%-20s %s\n", r.kernel.c_str(),
+                  (r.failed() ? "FAIL: " + r.error : r.error).c_str());
       continue;
     }
-    const bool good = r.rel_err <= kTolerance && r.e2e_err <= kTolerance;
-    ok = ok && (good || r.baseline);  // a vendor baseline's error is reported, not ours
-    std::printf("%-20s %10.3f %9.3f %9.3f %8.2f %9.3f %8.2f %9.2e  %s\n", r.kernel.c_str(),
-                r.median_ms, r.best_ms, r.floor_ms, r.floor_ms > 0 ? r.median_ms / r.floor_ms : 0,
-                r.e2e_ms, copy_floor > 0 && r.e2e_ms > 0 ? r.e2e_ms / copy_floor : 0, r.rel_err,
-                good         ? "ok"
-                : r.baseline ? "baseline: rel_err > 1e-6"
-                             : "FAIL (rel_err > 1e-6)");
+    auto cell = [](double v, const char* f) { return v > 0 ? fmt(v, f) : std::string("-"); };
+    std::printf("%-20s %10.3f %9.3f %7.2f %9s %8s %9s %8s %9.2e  %s\n", r.kernel.c_str(),
+                r.median_ms, r.best_ms, r.spread, cell(r.floor_ms, "%.3f").c_str(),
+                cell(r.floor_ms > 0 ? r.median_ms / r.floor_ms : 0, "%.2f").c_str(),
+                cell(r.e2e_ms, "%.3f").c_str(),
+                cell(r.copy_floor_ms > 0 ? r.e2e_ms / r.copy_floor_ms : 0, "%.2f").c_str(),
+                r.rel_err, r.verified ? "ok" : "baseline: rel_err > 1e-6 (reported, not enforced)");
   }
-  if (!o.json.empty()) {
-    nlohmann::ordered_json j = {{"device", s.dev.id},          {"device_name", s.dev.name},
-                                {"channels", s.desc.channels}, {"samples", s.desc.samples},
-                                {"layout", o.layout},          {"signal", o.signal},
-                                {"copy_floor_ms", copy_floor}};
-    for (const auto& r : rows)
-      j["kernels"].push_back({{"kernel", r.kernel},
-                              {"status", r.status},
-                              {"median_ms", r.median_ms},
-                              {"best_ms", r.best_ms},
-                              {"floor_ms", r.floor_ms},
-                              {"e2e_ms", r.e2e_ms},
-                              {"rel_err", r.rel_err},
-                              {"e2e_rel_err", r.e2e_err}});
-    write_json_file(o.json, j.dump(2));
+}
+
+nlohmann::ordered_json bench_json(const Device& dev, const CovDesc& d, const CovCli& o,
+                                  const std::vector<CovBenchRecord>& rows) {
+  nlohmann::ordered_json j = {{"device", dev.id},
+                              {"device_name", dev.name},
+                              {"channels", d.channels},
+                              {"samples", d.samples},
+                              {"layout", o.layout},
+                              {"signal", o.signal},
+                              {"kernels", nlohmann::ordered_json::array()}};
+  for (const auto& r : rows) {
+    nlohmann::ordered_json params = nlohmann::ordered_json::object();
+    for (const auto& [name, v] : r.params) params[name] = v;
+    j["kernels"].push_back({{"kernel", r.kernel},
+                            {"config", r.config},
+                            {"params", params},
+                            {"baseline", r.baseline},
+                            {"status", r.status},
+                            {"error", r.error},
+                            {"median_ms", r.median_ms},
+                            {"best_ms", r.best_ms},
+                            {"spread", r.spread},
+                            {"floor_ms", r.floor_ms},
+                            {"copy_floor_ms", r.copy_floor_ms},
+                            {"e2e_ms", r.e2e_ms},
+                            {"gbs", r.gbs},
+                            {"warmup", r.warmup},
+                            {"reps", r.reps},
+                            {"slots", r.slots},
+                            {"timer", r.timer},
+                            {"verified", r.verified},
+                            {"rel_err", r.rel_err},
+                            {"e2e_rel_err", r.e2e_rel_err}});
   }
-  return ok ? kExitOk : kExitVerifyFailed;
+  return j;
+}
+
+int bench_exit(const std::vector<CovBenchRecord>& rows) {
+  int ok = 0, failed = 0;
+  for (const auto& r : rows) {
+    ok += r.ok();
+    failed += r.failed();
+  }
+  if (failed) {
+    std::cerr << "kafel: " << failed << " of " << rows.size() << " kernels failed\n";
+    return kExitVerifyFailed;
+  }
+  if (ok == 0) {
+    std::cerr << "kafel: error: every kernel was skipped, nothing was measured\n";
+    return kExitError;
+  }
+  return kExitOk;
+}
+
+int run_bench(const CovCli& o) {
+  const Device dev = select_device(o.device);
+  const CovDesc desc{o.channels, o.samples, parse_sample_layout(o.layout), o.ddof};
+  desc.validate();
+  const CovChoice chosen = make_choice(dev, desc, o);
+  check_host_memory(desc.min_bytes(), "the samples of " + desc.shape());
+  std::vector<float> data(static_cast<std::size_t>(desc.channels * desc.samples));
+  generate_signal(parse_signal(o.signal), data.data(), desc.channels, desc.samples, desc.layout,
+                  o.seed);
+  const SamplesView view{data.data(), desc.channels, desc.samples, desc.layout, 0};
+  const CovResult ref = reference_covariance(view, desc.ddof);
+  CovBenchOptions bo;
+  bo.reps = o.reps;
+  bo.warmup = o.warmup;
+  bo.ddof = o.ddof;
+  bo.tolerance = kTolerance;
+  bo.reference = &ref;
+  std::vector<CovBenchRecord> rows;
+  for (const auto& k : cov_kernels(dev)) {
+    if (!o.kernel.empty() && k.name != o.kernel) continue;
+    std::cerr << "bench " << k.name << "...\n";
+    bo.overrides = k.name == chosen.kernel ? chosen.params : Params{};
+    rows.push_back(bench_cov(dev, k.name, view, bo));
+  }
+  print_bench(desc, dev, o.signal, rows);
+  const int code = bench_exit(rows);
+  if (code == kExitOk && !o.json.empty())
+    write_file_atomic(o.json, bench_json(dev, desc, o, rows).dump(2) + "\n");
+  return code;
+}
+
+void refuse_mixed(const CovCli& o) {
+  const auto& wrong = o.bench ? o.stream_only : o.bench_only;
+  for (const CLI::Option* opt : wrong)
+    if (opt->count())
+      throw InvalidArgument(opt->get_name() +
+                            (o.bench ? " has no effect with --bench" : " goes with --bench"));
+  if (o.blocks == 0) throw InvalidArgument("--blocks must be >= 1, or -1 (until the input ends)");
+  if (o.blocks == -1 && o.input.empty())
+    throw InvalidArgument(
+        "--blocks -1 (until the input ends) needs --input; a generator never ends");
+  if (o.verify && o.bench) throw InvalidArgument("--verify has no effect with --bench");
 }
 
 }  // namespace
 
 Run setup_cov(CLI::App& sub) {
   auto o = std::make_shared<CovCli>();
+  sub.footer(
+      "Stream mode: blocks from the generator (--signal), a .npy, a raw float32 file, a FIFO or\n"
+      "stdin (-) through the library's stream; start-up (plan, buffers, a warm-up pass over\n"
+      "each) is reported apart from the blocks' latency. The first block (every one with\n"
+      "--verify) is checked against the float64 reference (rel_err <= 1e-6).\n"
+      "--bench: every kernel (or --kernel) on one generated block, verified first, then\n"
+      "warm-up and --reps timed runs alternating with the read floor.\n"
+      "Device: --device, else $KAFEL_DEVICE, else cpu. Sizes are checked against host and\n"
+      "device memory before anything is allocated. Outputs (--out, --json) are checked before\n"
+      "the run, written whole or not at all, and not written when verification fails.\n"
+      "Exit codes: 0 verified, 1 error or every kernel skipped, 2 usage, 3 verification failed.");
   sub.add_option("--device", o->device,
-                 "Device (cpu, opencl:P:D, cuda:N); default: the best present");
+                 "Device (cpu, opencl:P:D, cuda:N); default $KAFEL_DEVICE or cpu");
   sub.add_option("--kernel", o->kernel,
                  "Covariance kernel (default: the device's for the channel count)");
   sub.add_option("--param,--params", o->params, "Kernel parameters, e.g. BLOCK=1024,THREADS=2");
-  sub.add_option("--channels", o->channels, "Channels C")->check(CLI::PositiveNumber);
-  auto* ns = sub.add_option("--samples", o->samples, "Samples N per block");
+  int_option(sub, "--channels", o->channels, 1, kMaxChannels, "Channels C");
+  o->samples_opt = int_option(sub, "--samples", o->samples, 1, kMaxSamples, "Samples N per block");
   sub.add_option("--layout", o->layout, "planar (C x N) or interleaved (N x C)");
   sub.add_option("--signal", o->signal, "Generator: seed (the article's), random, offset");
-  sub.add_option("--seed", o->seed, "Random seed of the generator");
-  sub.add_option("--blocks", o->blocks, "Blocks to process (-1: until the input ends)");
-  sub.add_option("--rate", o->rate, "Block arrivals per second (0: as fast as possible)");
-  sub.add_option("--deadline-ms", o->deadline_ms,
-                 "Deadline per block (default 1000/rate, else 50)");
-  sub.add_option("--depth", o->depth, "Blocks in flight (buffers / streams)");
-  sub.add_option("--ddof", o->ddof, "Delta degrees of freedom: divisor N - ddof");
-  sub.add_option("--input", o->input, "Samples: .npy, raw float32 file, or - for stdin");
-  sub.add_option("--out", o->out, "Write the last block's covariance (float64 .npy)");
+  seed_option(sub, o->seed, "Random seed of the generator (0 .. 2^63-1)");
+  int_option(sub, "--ddof", o->ddof, 0, kMaxSamples, "Delta degrees of freedom: divisor N - ddof");
+  o->stream_only = {
+      int_option(sub, "--blocks", o->blocks, -1, kMaxCount,
+                 "Blocks to process (-1: until the input ends)"),
+      number_option(sub, "--rate", o->rate, 0, 1e6, false,
+                    "Block arrivals per second (0: as fast as possible)"),
+      o->deadline_opt = number_option(sub, "--deadline-ms", o->deadline_ms, 0, 1e9, true,
+                                      "Deadline per block (default 1000/rate, else 50)"),
+      int_option(sub, "--depth", o->depth, 1, kMaxCovDepth, "Blocks in flight (buffers / streams)"),
+      sub.add_option("--input", o->input, "Samples: .npy, raw float32 file or FIFO, - for stdin"),
+      sub.add_option("--out", o->out, "Write the last block's covariance (float64 .npy)"),
+  };
   sub.add_option("--json", o->json, "Write the statistics as JSON");
   sub.add_flag("--verify", o->verify, "Verify every block (default: the first) against float64");
   sub.add_flag("--bench", o->bench, "Benchmark every kernel on one block against the read floor");
-  sub.add_option("--reps", o->reps, "Timed repetitions per kernel in --bench");
-  return [o, ns] {
-    if (o->ddof < 0) throw InvalidArgument("--ddof must be >= 0");
-    if (o->blocks == 0 || o->blocks < -1) throw InvalidArgument("--blocks must be >= 1 or -1");
-    if (o->blocks == -1 && o->input.empty())
-      throw InvalidArgument(
-          "--blocks -1 (until the input ends) needs --input; a generator never ends");
-    if (o->rate < 0) throw InvalidArgument("--rate must be >= 0");
+  o->bench_only = {
+      int_option(sub, "--reps", o->reps, 1, kMaxCount, "Timed repetitions per kernel in --bench"),
+      int_option(sub, "--warmup", o->warmup, 0, kMaxCount, "Warm-up runs per kernel in --bench"),
+  };
+  return [o] {
+    check_environment();
+    refuse_mixed(*o);
     parse_sample_layout(o->layout);
-    return o->bench ? run_bench(*o) : run_stream(*o, ns->count() > 0);
+    parse_signal(o->signal);
+    check_outputs({{"--out", o->out}, {"--json", o->json}}, {o->input});
+    return o->bench ? run_bench(*o) : run_stream(*o);
   };
 }
 

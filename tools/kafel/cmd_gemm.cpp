@@ -1,5 +1,5 @@
 // `kafel gemm`: one GEMM from matmul.dat, .npy files or random inputs, timed and verified.
-// Exit 0 only when the result passes verification (3 when it does not).
+// Exit 0 only when the result passes verification (3 when it does not; no result file then).
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -9,23 +9,28 @@
 
 #include "cli_util.hpp"
 #include "commands.hpp"
-#include "core/bench.hpp"
+#include "kafel/bench.hpp"
 #include "kafel/error.hpp"
 #include "kafel/gemm.hpp"
 #include "kafel/io.hpp"
+#include "kafel/kernels.hpp"
 
 namespace kafel::cli {
 
 namespace {
 
+constexpr std::int64_t kMaxDim = 2147483647;
+constexpr double kInt32Max = 2147483647.0;
+
 struct GemmCli {
   std::string input, a_path, b_path, c_ref_path, out_path, json;
   std::int64_t m = 0, n = 0, k = 0;
-  std::string device, kernel, type, layout = "row", params;
-  bool trans_a = false, trans_b = false;
+  std::string device, kernel, type, compute, layout = "row", params;
+  bool trans_a = false, trans_b = false, allow_wrap = false;
   double alpha = 1.0, beta = 0.0;
   int threads = 0;
   std::uint64_t seed = 1;
+  const CLI::Option *n_opt = nullptr, *k_opt = nullptr;
 };
 
 // The problem as given: A (m x k), B (k x n), maybe a reference C, in the files' own type.
@@ -33,6 +38,7 @@ struct Given {
   Matrix a, b;
   std::optional<Matrix> c_ref;
   std::string source;
+  bool from_file = false;
 };
 
 std::string dims(const Matrix& x) {
@@ -41,7 +47,7 @@ std::string dims(const Matrix& x) {
 
 Given from_npy(const GemmCli& o) {
   if (o.a_path.empty() || o.b_path.empty()) throw InvalidArgument("--a and --b go together");
-  Given g{read_npy(o.a_path), read_npy(o.b_path), std::nullopt, o.a_path + ", " + o.b_path};
+  Given g{read_npy(o.a_path), read_npy(o.b_path), std::nullopt, o.a_path + ", " + o.b_path, true};
   check_finite(g.a, "'" + o.a_path + "'");
   check_finite(g.b, "'" + o.b_path + "'");
   if (g.a.cols() != g.b.rows()) {
@@ -63,37 +69,38 @@ Given from_npy(const GemmCli& o) {
   return g;
 }
 
-Given from_sizes(const GemmCli& o, DType type) {
-  std::int64_t n = o.n ? o.n : o.m, k = o.k ? o.k : o.m;
-  if (o.m <= 0 || n <= 0 || k <= 0) throw InvalidArgument("--m, --n and --k must be positive");
-  const double elems =
-      double(o.m) * double(k) + double(k) * double(n) + 2.0 * double(o.m) * double(n);
-  check_host_memory(
-      elems * double(dtype_size(type)),
-      "a " + std::to_string(o.m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " problem");
-  Given g{Matrix(type, o.m, k), Matrix(type, k, n), std::nullopt, "random inputs"};
+Given from_sizes(const GemmCli& o, const GemmTypes& t) {
+  const std::int64_t n = o.n_opt->count() ? o.n : o.m, k = o.k_opt->count() ? o.k : o.m;
+  const double bytes = double(o.m) * double(k) * double(dtype_size(t.a)) +
+                       double(k) * double(n) * double(dtype_size(t.b)) +
+                       2.0 * double(o.m) * double(n) * double(dtype_size(t.c));
+  check_host_memory(bytes, "a " + std::to_string(o.m) + "x" + std::to_string(n) + "x" +
+                               std::to_string(k) + " problem");
+  Given g{Matrix(t.a, o.m, k), Matrix(t.b, k, n), std::nullopt, "random inputs"};
   std::mt19937_64 rng(o.seed);
   fill_random_normal(g.a, rng);
   fill_random_normal(g.b, rng);
   return g;
 }
 
-Given load_given(const GemmCli& o, DType type) {
-  int modes = !o.input.empty() + (!o.a_path.empty() || !o.b_path.empty()) + (o.m != 0);
+Given load_given(const GemmCli& o, const std::optional<GemmTypes>& roles) {
+  const int modes = !o.input.empty() + (!o.a_path.empty() || !o.b_path.empty()) + (o.m != 0);
   if (modes != 1) {
     throw InvalidArgument("give exactly one of --input FILE, --a A.npy --b B.npy, or --m/--n/--k");
   }
   if (!o.c_ref_path.empty() && o.a_path.empty()) {
     throw InvalidArgument("--c-ref goes with --a/--b");
   }
+  if ((o.n_opt->count() || o.k_opt->count()) && o.m == 0)
+    throw InvalidArgument("--n and --k go with --m (random inputs)");
   if (!o.input.empty()) {
     MatmulData d = read_matmul_dat(o.input);
     check_finite(d.a, "'" + o.input + "': A");
     check_finite(d.b, "'" + o.input + "': B");
     check_finite(d.c, "'" + o.input + "': C");
-    return {std::move(d.a), std::move(d.b), std::move(d.c), o.input};
+    return {std::move(d.a), std::move(d.b), std::move(d.c), o.input, true};
   }
-  return o.m != 0 ? from_sizes(o, type) : from_npy(o);
+  return o.m != 0 ? from_sizes(o, roles ? *roles : GemmTypes::of(DType::f32)) : from_npy(o);
 }
 
 // The operand in the requested type and layout; with `trans` it is stored transposed (and
@@ -105,56 +112,106 @@ Matrix arrange(const Matrix& src, DType type, Layout layout, bool trans) {
   return out;
 }
 
+double max_abs(const MatrixView& m) {
+  double v = 0;
+  for (std::int64_t i = 0; i < m.rows; ++i)
+    for (std::int64_t j = 0; j < m.cols; ++j) v = std::max(v, std::fabs(m.get(i, j)));
+  return v;
+}
+
+// Integer compute wraps modulo 2^32. Refused unless --allow-wrap when the bound
+// |alpha| max|A| max|B| k + |beta| max|C0| exceeds int32: a wrapped result verifies (the
+// reference wraps the same way) but is not the product the user asked for.
+void check_int_overflow(const GemmCli& o, const GemmDesc& d, const Matrix& a, const Matrix& b,
+                        const Matrix& c0) {
+  if (!d.types.exact()) return;
+  const double bound = std::fabs(d.alpha) * max_abs(a) * max_abs(b) * double(d.k) +
+                       (d.beta != 0 ? std::fabs(d.beta) * max_abs(c0) : 0.0);
+  if (bound <= kInt32Max) return;
+  const std::string what = "integer GEMM may overflow: |alpha| max|A| max|B| k + |beta| max|C| = " +
+                           format_num("%.4g", bound) + " exceeds 2^31-1";
+  if (!o.allow_wrap)
+    throw InvalidArgument(what + "; the result would wrap modulo 2^32 (--allow-wrap accepts that)");
+  warn(what + "; results wrap modulo 2^32 (--allow-wrap), verified modulo 2^32");
+}
+
+// Integer GEMM would truncate a fraction (alpha 0.5 -> 0 and an all-zero C that verifies):
+// refused, naming the option. GemmDesc::validate refuses it too; this says it in CLI terms.
+void check_integer_scalars(const GemmDesc& d) {
+  if (!d.types.exact()) return;
+  for (auto [option, v] : {std::pair{"--alpha", d.alpha}, std::pair{"--beta", d.beta}})
+    if (v != std::nearbyint(v) || std::fabs(v) > kInt32Max)
+      throw InvalidArgument(std::string(option) + " " + format_num("%g", v) + ": integer GEMM (" +
+                            d.types.name() +
+                            ") takes whole numbers in the int32 range for alpha and beta "
+                            "(a fraction would be truncated)");
+}
+
 struct Comparison {
   double max_abs = 0, rel = 0;
   bool enforced = false, passed = true;
 };
 
 // C against alpha * C_ref + beta * C0, in float64. Not enforced when the inputs were rounded to
-// f16 or i32 on the way in: the stored product then no longer applies.
+// a narrower type on the way in: the stored product then no longer applies.
 Comparison compare_stored(const Matrix& c, const Matrix& c_ref, const Matrix& c0, const GemmDesc& d,
                           DType given) {
   Comparison r;
-  double err2 = 0, ref2 = 0;
+  long double err2 = 0, ref2 = 0;
   for (std::int64_t i = 0; i < c.rows(); ++i) {
     for (std::int64_t j = 0; j < c.cols(); ++j) {
-      double want = d.alpha * c_ref.get(i, j) + (d.beta != 0 ? d.beta * c0.get(i, j) : 0.0);
+      const double want = d.alpha * c_ref.get(i, j) + (d.beta != 0 ? d.beta * c0.get(i, j) : 0.0);
       double e = std::fabs(c.get(i, j) - want);
-      if (std::isnan(e)) e = INFINITY;
+      if (!std::isfinite(e)) e = INFINITY;
       r.max_abs = std::max(r.max_abs, e);
-      err2 += e * e;
-      ref2 += want * want;
+      err2 += (long double)e * e;
+      ref2 += (long double)want * want;
     }
   }
-  r.rel = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
-  bool narrowed = (d.dtype == DType::f16 || d.dtype == DType::i32) && given != d.dtype;
+  r.rel = double(ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2));
+  const bool narrowed = unit_roundoff(d.types.a) > unit_roundoff(given) ||
+                        d.types.input_roundoff() > 0 ||
+                        (is_integer(d.types.a) != is_integer(given));
   r.enforced = !narrowed;
-  double u = std::max({unit_roundoff(d.dtype), unit_roundoff(given), std::ldexp(1.0, -24)});
-  double tol = 10 * u * std::sqrt(double(std::max<std::int64_t>(d.k, 1))) + 1e-6;
+  const double u = std::max({unit_roundoff(d.types.c), unit_roundoff(given), std::ldexp(1.0, -24)});
+  const double tol = 10 * u * std::sqrt(double(std::max<std::int64_t>(d.k, 1))) + 1e-6;
   r.passed = !r.enforced || r.rel <= tol;
   return r;
 }
 
-Params gemm_params(const GemmCli& o, const GemmKernel& kernel) {
-  Params p = o.params.empty() ? Params{} : parse_params(o.params);
+// Elements of C that are NaN or infinite (from finite inputs: the product overflows C's type).
+std::int64_t non_finite(const MatrixView& c) {
+  if (!is_floating(c.dtype)) return 0;
+  std::int64_t n = 0;
+  for (std::int64_t i = 0; i < c.rows; ++i)
+    for (std::int64_t j = 0; j < c.cols; ++j) n += !std::isfinite(c.get(i, j));
+  return n;
+}
+
+std::string err_text(double v) {
+  return std::isnan(v) ? "n/a" : format_num("%.3g", v);
+}
+
+// The kernel's own parameters from --param and --threads (labels allowed, ranges checked).
+Params gemm_params(const GemmCli& o, const GemmKernelInfo& kernel) {
+  Params p = o.params.empty() ? Params{} : kernel.params.parse(o.params);
   if (o.threads > 0) {
-    if (kernel.params.has("threads")) {
-      p["threads"] = o.threads;
-    } else {
-      std::cerr << "kafel: note: " << kernel.name
-                << " has no 'threads' parameter; --threads ignored\n";
-    }
+    if (!kernel.params.has("threads"))
+      throw InvalidArgument("--threads: " + kernel.name + " has no 'threads' parameter");
+    p["threads"] = o.threads;
   }
   return p;
 }
 
-void print_report(const Device& dev, const GemmReport& rep, const GemmDesc& d, Layout layout,
-                  const std::string& source, const VerifyResult& v) {
+void print_report(const Device& dev, const CheckedRun& run, const GemmDesc& d, Layout layout,
+                  const std::string& source, std::int64_t bad) {
   auto line = [](const char* key, const std::string& value) {
     std::cout << key << std::string(14 - std::string(key).size(), ' ') << value << '\n';
   };
-  double gf = rep.kernel_ms > 0 ? d.flops() / (rep.kernel_ms * 1e6) : 0;
-  double peak = dev.peak_gflops(d.dtype);
+  const GemmReport& rep = run.report;
+  const VerifyResult& v = run.verify;
+  const double gf = rep.kernel_ms > 0 ? d.flops() / (rep.kernel_ms * 1e6) : 0;
+  const double peak = dev.peak_gflops(d.types);
   line("device", dev.id + "  " + dev.name);
   line("kernel", rep.kernel + "  " + rep.config);
   line("problem", d.shape() + "  (m x n x k; lecture m=" + std::to_string(d.m) +
@@ -164,11 +221,12 @@ void print_report(const Device& dev, const GemmReport& rep, const GemmDesc& d, L
                        " beta=" + format_num("%g", d.beta) + ", from " + source);
   line("kernel time", format_num("%.3f ms", rep.kernel_ms));
   line("total time", format_num("%.3f ms", rep.total_ms) + " (including transfers)");
-  line("GFLOP/s",
-       format_num("%.2f", gf) + (peak > 0 ? format_num(" (%.1f%% of peak)", 100 * gf / peak) : ""));
-  line("verification", v.method + ": max abs err " + format_num("%.3g", v.max_abs_err) +
-                           ", rel err " + format_num("%.3g", v.rel_err) +
-                           (v.passed ? "  PASS" : "  FAIL"));
+  std::string share = peak_share_text(gf, peak);
+  if (peak > 0 && share == "-") share = "- (the peak estimate is below the measurement)";
+  line("GFLOP/s", format_num("%.2f", gf) + (peak > 0 ? " (" + share + " of peak)" : ""));
+  const std::string verdict = bad ? "  OVERFLOW" : v.passed ? "  PASS" : "  FAIL";
+  line("verification", v.method + ": max abs err " + err_text(v.max_abs_err) + ", rel err " +
+                           err_text(v.rel_err) + verdict);
 }
 
 void print_stored(const Comparison& c, bool from_file) {
@@ -176,70 +234,98 @@ void print_stored(const Comparison& c, bool from_file) {
                        : c.passed  ? "  PASS"
                                    : "  FAIL";
   std::cout << (from_file ? "stored C      " : "reference C   ") << "max abs err "
-            << format_num("%.3g", c.max_abs) << ", rel err " << format_num("%.3g", c.rel) << status
-            << '\n';
+            << err_text(c.max_abs) << ", rel err " << err_text(c.rel) << status << '\n';
 }
 
-BenchRecord make_record(const Device& dev, const GemmReport& rep, const GemmDesc& d,
-                        const VerifyResult& v) {
+BenchRecord make_record(const Device& dev, const CheckedRun& run, const GemmDesc& d) {
   BenchRecord r;
-  r.kernel = rep.kernel;
-  r.config = rep.config;
+  r.kernel = run.report.kernel;
+  r.config = run.report.config;
   r.device = dev.id;
   r.device_name = dev.name;
-  r.type = std::string(to_string(d.dtype));
+  r.type = d.types.name();
+  r.a_type = std::string(to_string(d.types.a));
+  r.b_type = std::string(to_string(d.types.b));
+  r.c_type = std::string(to_string(d.types.c));
+  r.compute = std::string(to_string(d.types.compute));
   r.m = d.m, r.n = d.n, r.k = d.k;
   r.op = std::string(to_string(d.op_a)) + std::string(to_string(d.op_b));
-  r.median_ms = r.best_ms = rep.kernel_ms;
-  r.gflops = r.best_gflops = rep.kernel_ms > 0 ? d.flops() / (rep.kernel_ms * 1e6) : 0;
-  double peak = dev.peak_gflops(d.dtype);
-  r.peak_pct = peak > 0 ? 100 * r.gflops / peak : 0;
-  r.total_ms = rep.total_ms;
+  r.median_ms = r.best_ms = run.report.kernel_ms;
+  r.gflops = r.best_gflops =
+      run.report.kernel_ms > 0 ? d.flops() / (run.report.kernel_ms * 1e6) : 0;
+  r.peak_gflops = dev.peak_gflops(d.types);
+  r.peak_pct = peak_share(r.gflops, r.peak_gflops);
+  r.total_ms = run.report.total_ms;
   r.reps = 1;
-  r.verified = v.passed;
-  r.verify_method = v.method;
-  r.max_abs_err = v.max_abs_err;
-  r.rel_err = v.rel_err;
-  r.status = v.passed ? "ok" : "failed";
-  r.error = v.passed ? "" : v.message;
+  r.verified = run.verify.passed;
+  r.verify_method = run.verify.method;
+  r.max_abs_err = run.verify.max_abs_err;
+  r.rel_err = run.verify.rel_err;
+  r.status = "ok";
   return r;
 }
 
-int run_gemm(const GemmCli& o) {
-  DType type = o.type.empty() ? DType::f32 : parse_dtype(o.type);
-  Layout layout = parse_layout(o.layout);
-  Device dev = select_device(o.device);
-  Given g = load_given(o, type);
-  if (o.type.empty()) type = g.a.dtype();
-  const GemmKernel& kernel = pick_kernel(dev, o.kernel, type);
+std::optional<GemmTypes> requested_roles(const GemmCli& o) {
+  if (o.type.empty()) return std::nullopt;
+  const auto list = parse_roles(o.type, o.compute, "--type");
+  if (list.size() != 1) throw InvalidArgument("--type takes one element type for kafel gemm");
+  return list.front();
+}
 
+int run_gemm(const GemmCli& o) {
+  check_environment();
+  std::optional<GemmTypes> roles = requested_roles(o);
+  const Layout layout = parse_layout(o.layout);
+  check_outputs({{"--out", o.out_path}, {"--json", o.json}},
+                {o.input, o.a_path, o.b_path, o.c_ref_path});
+  const Device dev = select_device(o.device);
+  Given g = load_given(o, roles);
+  if (!roles) roles = parse_roles(std::string(to_string(g.a.dtype())), o.compute, "--type")[0];
+  if (g.from_file) {  // a value the requested type cannot hold is the input's fault
+    check_convertible(g.a, roles->a, "A");
+    check_convertible(g.b, roles->b, "B");
+  }
   GemmDesc d{
       g.a.rows(), g.b.cols(), g.a.cols(), o.trans_a ? Op::T : Op::N, o.trans_b ? Op::T : Op::N,
-      o.alpha,    o.beta,     type};
-  Matrix a = arrange(g.a, type, layout, o.trans_a), b = arrange(g.b, type, layout, o.trans_b);
-  Matrix c0(type, d.m, d.n, layout);
+      o.alpha,    o.beta,     *roles};
+  check_integer_scalars(d);
+  d.validate();
+  Matrix a = arrange(g.a, d.types.a, layout, o.trans_a);
+  Matrix b = arrange(g.b, d.types.b, layout, o.trans_b);
+  Matrix c0(d.types.c, d.m, d.n, layout);
   std::mt19937_64 rng(o.seed + 1);
   if (d.beta != 0) fill_random_normal(c0, rng);
-  Matrix c = c0.clone();
-  if (d.beta == 0) poison(c);
+  check_int_overflow(o, d, a, b, c0);
+  Matrix c(d.types.c, d.m, d.n, layout);
 
-  GemmReport rep =
-      gemm(dev, d.op_a, d.op_b, d.alpha, a, b, d.beta, c, {kernel.name, gemm_params(o, kernel)});
-  VerifyOptions vo;
-  vo.input_roundoff = kernel.input_roundoff;
-  VerifyResult v = verify_gemm(d, a, b, c0, c, vo);
-  print_report(dev, rep, d, layout, g.source, v);
+  const std::string kernel = o.kernel.empty() ? choose_gemm(dev, d).kernel : o.kernel;
+  GemmOptions go;
+  go.kernel = kernel;
+  go.params = gemm_params(o, gemm_kernel(dev, kernel));
+  const CheckedRun run = run_verified(dev, d, a, b, c0, c, go);
+  const std::int64_t bad = non_finite(c.view());
+  print_report(dev, run, d, layout, g.source, bad);
   Comparison cmp;
   if (g.c_ref) {
     cmp = compare_stored(c, *g.c_ref, c0, d, g.a.dtype());
     print_stored(cmp, !o.input.empty());
   }
+  if (bad) {
+    std::cerr << "kafel: error: C holds " << bad << " infinite or NaN elements: the product of "
+              << "finite inputs overflows " << to_string(d.types.c) << "\n";
+    return kExitVerifyFailed;
+  }
+  if (!run.verify.passed || !cmp.passed) {  // no result file for a result that failed
+    if (!run.verify.passed)
+      std::cerr << "kafel: verification failed: " << run.verify.message << '\n';
+    if (!cmp.passed)
+      std::cerr << "kafel: result differs from the stored C (rel err " << err_text(cmp.rel)
+                << ")\n";
+    return kExitVerifyFailed;
+  }
   if (!o.out_path.empty()) write_npy(o.out_path, c);
-  if (!o.json.empty()) write_bench_json(o.json, {make_record(dev, rep, d, v)}, &dev);
-  if (!v.passed) std::cerr << "kafel: verification failed: " << v.message << '\n';
-  if (!cmp.passed)
-    std::cerr << "kafel: result differs from the stored C (rel err " << cmp.rel << ")\n";
-  return v.passed && cmp.passed ? kExitOk : kExitVerifyFailed;
+  if (!o.json.empty()) write_bench_json(o.json, {make_record(dev, run, d)}, &dev);
+  return kExitOk;
 }
 
 }  // namespace
@@ -251,27 +337,43 @@ Run setup_gemm(CLI::App& sub) {
       "--m [--n --k] random normal matrices. The product is always C = alpha*A*B + beta*C0\n"
       "(C0 random when beta != 0); --trans-a/--trans-b store that operand transposed in memory\n"
       "and pass it with op T, so the same product exercises the transposed path.\n"
-      "Exit codes: 0 verified, 1 error, 2 usage, 3 verification failed.");
+      "Types: --type names the storage (f32 f64 i32 f16 bf16 i8 e4m3 e5m2) or full roles\n"
+      "(bf16->f32: bf16 inputs, f32 C; f32/tf32: compute mode tf32); --compute sets the mode\n"
+      "(f32 f64 i32 tf32 3xtf32 f16; default: the storage's natural one). File inputs that the\n"
+      "type cannot hold (1e6 as f16, 0.5 as i32, 300 as i8) are refused, naming the element.\n"
+      "Integer GEMM: alpha and beta must be integers; when |alpha| max|A| max|B| k + |beta|\n"
+      "max|C| can exceed 2^31-1 the run is refused (results would wrap modulo 2^32) unless\n"
+      "--allow-wrap, which warns and verifies modulo 2^32.\n"
+      "Outputs (--out, --json) are checked before the run, written whole or not at all, never\n"
+      "over an input, and not written when verification fails.\n"
+      "Exit codes: 0 verified, 1 error, 2 usage, 3 verification failed or C overflowed.");
   sub.add_option("--input", o->input, "matmul.dat file (int32 m,p,n; A, B, C float32)");
   sub.add_option("--a", o->a_path, "A as .npy (m x k)");
   sub.add_option("--b", o->b_path, "B as .npy (k x n)");
   sub.add_option("--c-ref", o->c_ref_path, "Expected C as .npy, compared with the result");
   sub.add_option("--out", o->out_path, "Write the result C as .npy");
-  sub.add_option("--m", o->m, "Rows of A and C (random inputs)");
-  sub.add_option("--n", o->n, "Columns of B and C (default: m)");
-  sub.add_option("--k", o->k, "Inner dimension (default: m)");
+  int_option(sub, "--m", o->m, 1, kMaxDim, "Rows of A and C (random inputs)");
+  o->n_opt = int_option(sub, "--n", o->n, 1, kMaxDim, "Columns of B and C (default: m)");
+  o->k_opt = int_option(sub, "--k", o->k, 1, kMaxDim, "Inner dimension (default: m)");
   sub.add_option("--device", o->device,
                  "cpu, opencl:P:D, cuda:N or a name substring (default $KAFEL_DEVICE or cpu)");
   sub.add_option("--kernel", o->kernel, "Kernel name, e.g. cpu.naive (default: the device's best)");
-  sub.add_option("--type", o->type, "f32, f64, i32 or f16 (default: the inputs' type, else f32)");
+  sub.add_option("--type", o->type,
+                 "Storage or roles: f32 f64 i32 f16 bf16 i8, bf16->f32, f32/tf32 (default: the "
+                 "inputs' type, else f32)");
+  sub.add_option("--compute", o->compute,
+                 "Compute mode: f32 f64 i32 tf32 3xtf32 f16 (default: the natural one)");
   sub.add_option("--layout", o->layout, "row or col: storage of A, B and C")->capture_default_str();
   sub.add_flag("--trans-a", o->trans_a, "Store A transposed and use op(A) = T");
   sub.add_flag("--trans-b", o->trans_b, "Store B transposed and use op(B) = T");
-  sub.add_option("--alpha", o->alpha, "alpha")->capture_default_str();
-  sub.add_option("--beta", o->beta, "beta")->capture_default_str();
+  number_option(sub, "--alpha", o->alpha, -1e300, 1e300, false, "alpha");
+  number_option(sub, "--beta", o->beta, -1e300, 1e300, false, "beta");
   sub.add_option("--param", o->params, "Kernel parameter overrides NAME=V,NAME=V");
-  sub.add_option("--threads", o->threads, "Threads, for kernels with a 'threads' parameter");
-  sub.add_option("--seed", o->seed, "Random seed")->capture_default_str();
+  int_option(sub, "--threads", o->threads, 0, 1024,
+             "Threads, for kernels with a 'threads' parameter (0: default)");
+  seed_option(sub, o->seed, "Random seed (0 .. 2^63-1)");
+  sub.add_flag("--allow-wrap", o->allow_wrap,
+               "Integer GEMM: accept results that wrap modulo 2^32 (warns)");
   sub.add_option("--json", o->json, "Write the result record as JSON");
   return [o] { return run_gemm(*o); };
 }

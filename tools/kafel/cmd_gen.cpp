@@ -12,6 +12,8 @@ namespace kafel::cli {
 
 namespace {
 
+constexpr std::int64_t kMaxDim = 2147483647;
+
 struct GenCli {
   std::int64_t m = 0, k = 0, n = 0;
   std::string out;
@@ -25,16 +27,20 @@ std::string npy_part(const std::string& out, const char* part) {
 }
 
 int run_gen(const GenCli& opt) {
-  const std::int64_t limit = INT32_MAX;
-  if (opt.m <= 0 || opt.k <= 0 || opt.n <= 0 || opt.m > limit || opt.k > limit || opt.n > limit) {
-    throw InvalidArgument("sizes must be between 1 and 2^31-1, got M=" + std::to_string(opt.m) +
-                          " K=" + std::to_string(opt.k) + " N=" + std::to_string(opt.n));
-  }
-  DType type = parse_dtype(opt.type);
-  bool npy = ends_with(opt.out, ".npy");
+  const DType type = parse_dtype(opt.type);
+  const bool npy = ends_with(opt.out, ".npy");
   if (!npy && type != DType::f32) {
     throw InvalidArgument("matmul.dat holds f32 only; use a .npy output for " + opt.type);
   }
+  if (npy && !*type_info(type).npy)
+    throw InvalidArgument(".npy has no type for " + opt.type + "; use f32, f64, i32, f16 or i8");
+  if (npy)
+    check_outputs({{"-o (A)", npy_part(opt.out, "a")},
+                   {"-o (B)", npy_part(opt.out, "b")},
+                   {"-o (C)", npy_part(opt.out, "c")}},
+                  {});
+  else
+    check_outputs({{"-o", opt.out}}, {});
   MatmulData d = make_matmul_data(opt.m, opt.k, opt.n, opt.seed, type);
   if (npy) {
     write_npy(npy_part(opt.out, "a"), d.a);
@@ -60,13 +66,14 @@ Run setup_gen(CLI::App& sub) {
       "Writes the lecture's matmul.dat: int32 m, p, n, then A (m x p), B (p x n) and C = A*B\n"
       "(m x n), float32 row-major, C accumulated in float64. When FILE ends in .npy, writes\n"
       "three NumPy files instead: FILE_a.npy, FILE_b.npy, FILE_c.npy (e.g. prob.npy ->\n"
-      "prob_a.npy, prob_b.npy, prob_c.npy), of --type.");
-  sub.add_option("M", opt->m, "Rows of A and C (the lecture's m)")->required();
-  sub.add_option("K", opt->k, "Columns of A, rows of B (the lecture's p)")->required();
-  sub.add_option("N", opt->n, "Columns of B and C (the lecture's n)")->required();
+      "prob_a.npy, prob_b.npy, prob_c.npy), of --type. Files are written whole or not at all\n"
+      "(a temporary renamed when complete); the output paths are checked before generating.");
+  int_option(sub, "M", opt->m, 1, kMaxDim, "Rows of A and C (the lecture's m)")->required();
+  int_option(sub, "K", opt->k, 1, kMaxDim, "Columns of A, rows of B (the lecture's p)")->required();
+  int_option(sub, "N", opt->n, 1, kMaxDim, "Columns of B and C (the lecture's n)")->required();
   sub.add_option("-o,--output", opt->out, "Output file (matmul.dat format, or .npy)")->required();
-  sub.add_option("--seed", opt->seed, "Random seed")->capture_default_str();
-  sub.add_option("--type", opt->type, "Element type for .npy output: f32, f64, i32, f16")
+  seed_option(sub, opt->seed, "Random seed (0 .. 2^63-1)");
+  sub.add_option("--type", opt->type, "Element type for .npy output: f32, f64, i32, f16, i8")
       ->capture_default_str();
   return [opt] { return run_gen(*opt); };
 }

@@ -11,7 +11,7 @@ namespace kafel::cli {
 // Exit codes shared by every subcommand.
 constexpr int kExitOk = 0;
 constexpr int kExitError = 1;         // any kafel::Error or other exception
-constexpr int kExitUsage = 2;         // command-line parse error
+constexpr int kExitUsage = 2;         // command-line parse error, unknown subcommand
 constexpr int kExitVerifyFailed = 3;  // a result did not pass verification
 
 // What a subcommand does once the command line is parsed; returns the exit code.

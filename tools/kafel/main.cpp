@@ -1,5 +1,6 @@
 // Entry point of the `kafel` tool: the subcommand table, parsing, and the error policy
-// (any kafel::Error -> one "kafel: error: ..." line on stderr and exit 1; usage errors exit 2).
+// (any error -> one "kafel: error: ..." line on stderr; exit 1, usage errors exit 2).
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <utility>
@@ -15,7 +16,8 @@ using namespace kafel::cli;
 
 // One line per subcommand.
 const Command kCommands[] = {
-    {"devices", "List every device of every backend with its peak figures", setup_devices},
+    {"devices", "List every device of every backend: capabilities, peak figures, kernels",
+     setup_devices},
     {"gen", "Write a random GEMM test problem (matmul.dat or .npy)", setup_gen},
     {"gemm", "Run one GEMM, time it and verify it", setup_gemm},
     {"bench", "Benchmark kernels x sizes x types (x parameters), verified first", setup_bench},
@@ -33,9 +35,23 @@ std::string one_line(std::string s) {
   return s;
 }
 
-int fail(const std::exception& e) {
-  std::cerr << "kafel: error: " << one_line(e.what()) << '\n';
-  return kExitError;
+int fail(const std::string& what, int code) {
+  std::cerr << "kafel: error: " << one_line(what) << '\n';
+  return code;
+}
+
+// argv[1] when it is neither an option nor a known subcommand.
+const char* unknown_subcommand(int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return nullptr;
+  for (const Command& c : kCommands)
+    if (std::strcmp(argv[1], c.name) == 0) return nullptr;
+  return argv[1];
+}
+
+std::string command_names() {
+  std::string s;
+  for (const Command& c : kCommands) s += (s.empty() ? "" : ", ") + std::string(c.name);
+  return s;
 }
 
 }  // namespace
@@ -44,6 +60,10 @@ int main(int argc, char** argv) {
   CLI::App app{"kafel: fast, verified GEMM and covariance on CPUs, OpenCL devices and NVIDIA GPUs"};
   app.set_version_flag("--version", std::string("kafel ") + KAFEL_VERSION);
   app.require_subcommand(1);
+  if (const char* name = unknown_subcommand(argc, argv))
+    return fail("unknown subcommand '" + std::string(name) + "' (commands: " + command_names() +
+                    "; see kafel --help)",
+                kExitUsage);
   std::vector<std::pair<CLI::App*, Run>> runs;
   for (const Command& c : kCommands) {
     CLI::App* sub = app.add_subcommand(c.name, c.summary);
@@ -51,17 +71,23 @@ int main(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+    return fail(std::string(e.what()) + " (see --help)", kExitUsage);
+  } catch (const std::exception& e) {  // an option value refused while parsing
+    return fail(e.what(), kExitUsage);
   }
   try {
     for (auto& [sub, run] : runs) {
       if (sub->parsed()) return run();
     }
-  } catch (const kafel::Error& e) {
-    return fail(e);
   } catch (const std::exception& e) {
-    return fail(e);
+    return fail(e.what(), kExitError);
   }
   return kExitError;
 }
