@@ -15,6 +15,10 @@
 #        OCL_KERNELS / OCL_SIZES / OCL_EXTRA ('|'-separated bench argument lists) for the
 #        OpenCL ladder vs CLBlast (step ocl);
 #        step cov: the radar covariance benchmark and 1000-block streams (20 blocks/s and max)
+#        step shapes (not in the default list): issue 18's shape table, default choice vs cuBLAS
+#               (and OpenCL vs CLBlast): SHAPES (default the issue's six shapes), BATCHES
+#               ("COUNTxSIZE" list, default 4096x64,1024x256); SHAPE_SWEEP=1 adds every tile x
+#               split of cuda.pipelined on the three hard shapes
 #        SAN_FILTER  gtest filter of the compute-sanitizer step (default: every rung's layout
 #               and exact tests); SAN_TIMEOUT seconds per tool (default 300, rc 124 if hit);
 #        step ncu: Nsight Compute (launch, occupancy, scheduler, warp-state, instruction
@@ -202,6 +206,40 @@ if has bench && [ -x "$KAFEL" ] && [ -n "${TOP:-}" ]; then
   $KAFEL bench --device cuda:0 --kernels "$TOP" --types "$TYPES" --sizes "${TOP_SIZES:-2048,8192}" --vs cublas \
     --warmup "$WARMUP" --reps "$REPS" --json "$OUT/cuda-top.json" >> "$OUT/bench.log" 2>&1
   echo "top bench rc=$?"
+fi
+
+# --- issue 18: every shape at full speed (default choice vs the baselines, same call) -----------
+if has shapes && [ -x "$KAFEL" ]; then
+  SHAPES=${SHAPES:-256x256x65536,16384x64x16384,1024x1024x16384,8192x8192x1024,65536x256x256,1021,4097}
+  log "shapes: $SHAPES vs cublas"
+  $KAFEL bench --device cuda:0 --sizes "$SHAPES" --vs cublas --warmup "$WARMUP" --reps "$REPS" \
+    --json "$OUT/shapes.json" > "$OUT/shapes.log" 2>&1
+  echo "shapes rc=$?"
+  # The CLI's --batch is issue 18's last piece; skip the batch lines until it exists.
+  $KAFEL bench --help 2>&1 | grep -q -- "--batch" || BATCHES=none
+  for b in $(echo "${BATCHES:-4096x64,1024x256}" | tr , " "); do
+    [ "$b" = none ] && continue
+    $KAFEL bench --device cuda:0 --batch "${b%%x*}" --sizes "${b#*x}" --vs cublas \
+      --warmup "$WARMUP" --reps "$REPS" --json "$OUT/shapes-batch-${b%%x*}.json" >> "$OUT/shapes.log" 2>&1
+    echo "batch $b rc=$?"
+  done
+  if [ "${SHAPE_SWEEP:-0}" = 1 ]; then
+    $KAFEL bench --device cuda:0 --kernels cuda.pipelined --sizes 256x256x65536,16384x64x16384,1024x1024x16384 \
+      --param SPLITK=1,2,4,8,16,32,64 --warmup 3 --reps 10 --json "$OUT/shapes-sweep.json" >> "$OUT/shapes.log" 2>&1
+    echo "sweep rc=$?"
+  fi
+  if [ -x "$B/tests/kafel_tests_opencl" ]; then
+    $KAFEL bench --device opencl --sizes "$SHAPES" --vs clblast --warmup 3 --reps 10 \
+      --json "$OUT/shapes-opencl.json" >> "$OUT/shapes.log" 2>&1
+    echo "opencl shapes rc=$?"
+    for b in $(echo "${BATCHES:-4096x64,1024x256}" | tr , " "); do
+      [ "$b" = none ] && continue
+      $KAFEL bench --device opencl --batch "${b%%x*}" --sizes "${b#*x}" --vs clblast --warmup 3 \
+        --reps 10 >> "$OUT/shapes.log" 2>&1
+      echo "opencl batch $b rc=$?"
+    done
+  fi
+  grep -E "vs |x[0-9]+x[0-9]+|FAIL" "$OUT/shapes.log" | cut -c1-200 | tail -40
 fi
 
 # --- OpenCL ladder on the GPU against CLBlast, same run -------------------------------------

@@ -41,7 +41,8 @@ struct BenchRecord {
   std::string type;  // the element roles' name: "f32", "bf16->f32", "f32/tf32" ...
   std::string a_type, b_type, c_type, compute;  // the roles one by one
   std::int64_t m = 0, n = 0, k = 0;
-  std::string op;  // "NN", "NT", ...
+  std::int64_t batch = 1;  // matrices of that shape (GFLOP/s count them all)
+  std::string op;          // "NN", "NT", ...
   double median_ms = 0, best_ms = 0;
   double spread = 0;  // (p90 - p10) / median of the timed runs: how steady the machine was
   double gflops = 0, best_gflops = 0;  // from median and best
@@ -64,8 +65,9 @@ struct BenchRecord {
 };
 
 // Benchmarks one kernel ("" = the one choose_gemm picks) on one problem with random operands:
-// one run, verified against the float64 reference, then warm-up and timed runs. Never throws
-// for a kernel's failure: Unsupported and invalid parameters become status "skipped", any
+// one run, verified against the float64 reference, then warm-up and timed runs. A batch
+// (desc.batch > 1) is stored strided, matrix after matrix, and every matrix is verified. Never
+// throws for a kernel's failure: Unsupported and invalid parameters become status "skipped", any
 // other error or a failed verification status "failed" (no timing is reported for an
 // unverified result). Throws InvalidArgument for an unknown kernel name or a bad descriptor.
 BenchRecord bench_gemm(const Device& device, const std::string& kernel, const GemmDesc& desc,
@@ -81,6 +83,12 @@ struct CheckedRun {
 CheckedRun run_verified(const Device& device, const GemmDesc& desc, const MatrixView& A,
                         const MatrixView& B, const MatrixView& C0, const MatrixView& C,
                         const GemmOptions& opt = {});
+// The same for a batch (gemm_batched, verify_gemm_batch): one view per matrix in each list,
+// desc.batch of them; C0 may be empty when beta == 0.
+CheckedRun run_verified_batch(const Device& device, const GemmDesc& desc,
+                              const std::vector<MatrixView>& A, const std::vector<MatrixView>& B,
+                              const std::vector<MatrixView>& C0, const std::vector<MatrixView>& C,
+                              const GemmOptions& opt = {});
 
 // ---- covariance -------------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 // GEMM: C = alpha * op(A) * op(B) + beta * C on any device, any layout and leading dimension,
-// with element roles (storage of A, B, C and the compute mode). Also the float64 reference
-// (the oracle of every test) and the verification of a result.
+// with element roles (storage of A, B, C and the compute mode), one matrix or a batch. Also the
+// float64 reference (the oracle of every test) and the verification of a result.
 #pragma once
 
 #include <cstdint>
@@ -23,21 +23,30 @@ struct GemmSize {
   std::int64_t m = 0, n = 0, k = 0;
 };
 
-// The operation, independent of where the operands live. op(A) is m x k, op(B) k x n, C m x n.
+// The operation, independent of where the operands live. op(A) is m x k, op(B) k x n, C m x n;
+// `batch` independent products of that shape (batched GEMM), 1 for a single one.
 struct GemmDesc {
   std::int64_t m = 0, n = 0, k = 0;
   Op op_a = Op::N, op_b = Op::N;
   double alpha = 1.0, beta = 0.0;
   GemmTypes types;
+  std::int64_t batch = 1;
 
-  double flops() const { return 2.0 * double(m) * double(n) * double(k); }
-  // Fewest bytes a device must move: A and B read once, C written (and read when beta != 0).
+  double flops() const { return 2.0 * double(m) * double(n) * double(k) * double(batch); }
+  // Fewest bytes a device must move: A and B read once, C written (and read when beta != 0),
+  // for every matrix of the batch.
   double min_bytes() const;
-  // "1024x1024x1024 NN f32" (m x n x k, ops, element roles).
+  // "1024x1024x1024 NN f32" (m x n x k, ops, element roles), "64x64x64 NN f32 batch 4096".
   std::string shape() const;
-  // Throws InvalidArgument for negative sizes, sizes whose element counts overflow, non-finite
-  // scalars, impossible element roles, and integer compute with alpha/beta that are not
-  // integers in the int32 range (they would be truncated).
+  // This descriptor with batch = 1: one matrix of the batch.
+  GemmDesc single() const {
+    GemmDesc d = *this;
+    d.batch = 1;
+    return d;
+  }
+  // Throws InvalidArgument for negative sizes or batch counts, sizes whose element counts
+  // overflow, non-finite scalars, impossible element roles, and integer compute with alpha/beta
+  // that are not integers in the int32 range (they would be truncated).
   void validate() const;
 };
 
@@ -60,6 +69,30 @@ struct GemmReport {
 // anything else throws InvalidArgument. The kernel is chosen by choose_gemm (kernels.hpp).
 GemmReport gemm(const Device& device, Op op_a, Op op_b, double alpha, const MatrixView& A,
                 const MatrixView& B, double beta, const MatrixView& C, const GemmOptions& opt = {});
+
+// Batched GEMM, strided form: matrix i of A starts at A.data + i * stride_a elements (likewise
+// B and C); A, B and C describe matrix 0 (shape, layout, ld). Strides are >= 0; stride 0 for A
+// or B uses one matrix for the whole batch. Output matrices that share any element are refused
+// with InvalidArgument (naming two of them), as are negative strides. batch = 0 does nothing.
+// Kernels that run batches (GemmKernelInfo::batches) get the whole batch in one plan (one launch
+// on GPUs); for the others the framework loops over the matrices.
+GemmReport gemm_strided_batched(const Device& device, Op op_a, Op op_b, double alpha,
+                                const MatrixView& A, std::int64_t stride_a, const MatrixView& B,
+                                std::int64_t stride_b, double beta, const MatrixView& C,
+                                std::int64_t stride_c, std::int64_t batch,
+                                const GemmOptions& opt = {});
+
+// Batched GEMM, pointer-array form: C[i] = alpha op(A[i]) op(B[i]) + beta C[i]. The three lists
+// have one entry per matrix; within a list every matrix has the same element type, shape,
+// layout and ld (else InvalidArgument naming the first that differs). Output matrices that
+// share any element are refused.
+GemmReport gemm_batched(const Device& device, Op op_a, Op op_b, double alpha,
+                        const std::vector<MatrixView>& A, const std::vector<MatrixView>& B,
+                        double beta, const std::vector<MatrixView>& C, const GemmOptions& opt = {});
+
+// The views of a strided batch: `first` moved by i * stride elements, i = 0 .. count - 1.
+std::vector<MatrixView> strided_views(const MatrixView& first, std::int64_t stride,
+                                      std::int64_t count);
 
 // Where a GEMM's operands live. Host: host memory; gemm() copies them to the device and the
 // result back. Device: the memory of the device the GEMM runs on (CUDA: device pointers of that
@@ -124,6 +157,7 @@ struct VerifyResult {
   double rel_err = 0;      // ||C - C_ref||_F / ||C_ref||_F in float64 (same for C*x)
   double worst_ratio = 0;  // max over elements of error / tolerance (passes when <= 1)
   std::int64_t worst_i = -1, worst_j = -1;  // where the worst ratio is (j = -1 for Freivalds)
+  std::int64_t worst_matrix = -1;           // batches: the matrix holding it
   std::string message;                      // one line, names the element on failure
 };
 
@@ -134,5 +168,13 @@ struct VerifyResult {
 // must be exact (modulo 2^32).
 VerifyResult verify_gemm(const GemmDesc& desc, const MatrixView& A, const MatrixView& B,
                          const MatrixView& C0, const MatrixView& C, const VerifyOptions& opt = {});
+
+// verify_gemm for every matrix of a batch (desc.batch entries in each list; C0 may be empty when
+// beta == 0). Auto verification uses Freivalds for every matrix once the whole batch's work
+// (batch * m * n * k) passes full_limit. The result is the worst matrix's, its message naming
+// the matrix ("matrix 17: FAIL ..."); worst_i/worst_j are inside that matrix.
+VerifyResult verify_gemm_batch(const GemmDesc& desc, const std::vector<MatrixView>& A,
+                               const std::vector<MatrixView>& B, const std::vector<MatrixView>& C0,
+                               const std::vector<MatrixView>& C, const VerifyOptions& opt = {});
 
 }  // namespace kafel

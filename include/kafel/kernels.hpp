@@ -27,8 +27,11 @@ struct GemmKernelInfo {
   std::string summary;  // one line: what the rung does
   int rung = 0;         // position in the backend's ladder (tables and charts sort by it)
   std::vector<TypeSupport> types;
-  ParamSpace params;    // launch / tile parameters (empty when none)
+  ParamSpace params;      // launch / tile parameters (empty when none)
   bool baseline = false;  // a comparison library (OpenBLAS, cuBLAS, CLBlast), not one of ours
+  // Runs a whole batch (GemmDesc::batch > 1) in one plan: one launch on GPUs. Kernels without it
+  // still run batches: the framework gives each matrix its own plan.
+  bool batches = false;
 
   std::string backend() const { return name.substr(0, name.find('.')); }
   bool supports(const GemmTypes& t) const;

@@ -3,6 +3,7 @@
 // nothing else in the tree lists kernels.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -21,7 +22,15 @@ namespace kafel {
 // all row-major. op(A) is m x k: A is m x k (lda >= k) for N, k x m (lda >= m) for T.
 // Likewise B is k x n (N) or n x k (T); C is m x n, ldc >= n. Host pointers; element types
 // are desc.types (A and B in types.a / types.b, C in types.c).
+// A batch (desc.batch > 1) lists where each matrix starts; a, b, c are matrix 0's, and every
+// matrix of an operand has its lda / ldb / ldc. Output matrices never share an element
+// (normalize_gemm_batch refuses that).
 struct GemmArgs {
+  GemmArgs() = default;
+  GemmArgs(const GemmDesc& d, const void* a_, std::int64_t lda_, const void* b_, std::int64_t ldb_,
+           void* c_, std::int64_t ldc_)
+      : desc(d), a(a_), lda(lda_), b(b_), ldb(ldb_), c(c_), ldc(ldc_) {}
+
   GemmDesc desc;
   const void* a = nullptr;
   std::int64_t lda = 0;
@@ -29,6 +38,14 @@ struct GemmArgs {
   std::int64_t ldb = 0;
   void* c = nullptr;
   std::int64_t ldc = 0;
+  std::vector<const void*> batch_a, batch_b;  // empty for a single matrix
+  std::vector<void*> batch_c;
+
+  const void* a_of(std::int64_t i) const { return batch_a.empty() ? a : batch_a[i]; }
+  const void* b_of(std::int64_t i) const { return batch_b.empty() ? b : batch_b[i]; }
+  void* c_of(std::int64_t i) const { return batch_c.empty() ? c : batch_c[i]; }
+  // Matrix i of the batch as a single GEMM (desc.batch = 1).
+  GemmArgs matrix(std::int64_t i) const;
 };
 
 // One GEMM problem prepared on one device for one kernel with fixed parameters.
@@ -76,6 +93,10 @@ struct GemmKernel : GemmKernelInfo {
   int preference_for(const Device& device, const GemmDesc& desc) const {
     return preference ? preference(device, desc) : 0;
   }
+  // The plan for `desc`: make_plan's, or for a batch on a kernel without `batches`, a plan that
+  // holds one of make_plan's plans per matrix (run() returns the sum of their times).
+  std::unique_ptr<GemmPlan> plan(const Device& device, const GemmDesc& desc,
+                                 const Params& params) const;
 };
 
 // A constant preference, for kernels that are the default wherever they can run.
@@ -118,5 +139,19 @@ BenchRecord bench_kernel(const Device& device, const GemmKernel& kernel, const G
 // The roles are the views' element types with `compute`.
 GemmArgs normalize_gemm(Op op_a, Op op_b, double alpha, const MatrixView& A, const MatrixView& B,
                         double beta, const MatrixView& C, Compute compute);
+// The same for a batch (one view per matrix in each list, equal lengths): every matrix of a list
+// must have matrix 0's element type, shape, layout and ld, and no two output matrices may share
+// an element; InvalidArgument otherwise. desc.batch is the lists' length (0: nothing to do).
+GemmArgs normalize_gemm_batch(Op op_a, Op op_b, double alpha, const std::vector<MatrixView>& A,
+                              const std::vector<MatrixView>& B, double beta,
+                              const std::vector<MatrixView>& C, Compute compute);
+// Chooses the kernel for args.desc as gemm() does (opt.kernel, opt.params), runs it on `args`
+// (a single matrix or a batch) and reports; `start` is when the caller's call began.
+GemmReport run_gemm(const Device& device, const GemmArgs& args, const GemmOptions& opt,
+                    std::chrono::steady_clock::time_point start);
+// "" when the row-major rows x cols matrices (leading dimension ld, elements of elem_size bytes)
+// starting at `starts` share no element, else which two do.
+std::string output_overlap(const std::vector<void*>& starts, std::int64_t rows, std::int64_t cols,
+                           std::int64_t ld, std::size_t elem_size);
 
 }  // namespace kafel

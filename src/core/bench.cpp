@@ -25,31 +25,41 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// The operands of one benchmark, stored as the kernels see them (row-major, tight).
+// The operands of one benchmark, stored as the kernels see them (row-major, tight); a batch
+// matrix after matrix in one allocation per operand, with a view of each matrix.
 struct BenchOperands {
   Matrix a, b, c0, c;
+  std::vector<MatrixView> va, vb, vc0, vc;
   GemmArgs args;
 };
 
 // Host memory for A, B, C0 and C, and device memory for one copy; throws OutOfMemory.
 void check_fits(const Device& dev, const GemmDesc& d) {
-  const double bytes = double(d.m) * double(d.k) * double(dtype_size(d.types.a)) +
-                       double(d.k) * double(d.n) * double(dtype_size(d.types.b)) +
-                       double(d.m) * double(d.n) * double(dtype_size(d.types.c));
-  check_host_memory(bytes + double(d.m) * double(d.n) * double(dtype_size(d.types.c)),
-                    "the operands of " + d.shape());
+  const double count = double(d.batch);
+  const double c_bytes = count * double(d.m) * double(d.n) * double(dtype_size(d.types.c));
+  const double bytes = count * double(d.m) * double(d.k) * double(dtype_size(d.types.a)) +
+                       count * double(d.k) * double(d.n) * double(dtype_size(d.types.b)) + c_bytes;
+  check_host_memory(bytes + c_bytes, "the operands of " + d.shape());
   if (dev.global_memory && bytes > double(dev.global_memory)) {
     throw OutOfMemory("the operands of " + d.shape() + " need " + human_bytes(bytes) + " but " +
                       dev.id + " has " + human_bytes(double(dev.global_memory)));
   }
 }
 
+// Matrix i of a stacked batch (rows x cols each).
+std::vector<MatrixView> stacked_views(const Matrix& all, std::int64_t rows, std::int64_t count) {
+  MatrixView first = all.view();
+  first.rows = rows;
+  return strided_views(first, rows * first.ld, count);
+}
+
 BenchOperands make_operands(const GemmDesc& d, std::uint64_t seed, bool integers) {
   BenchOperands o;
-  bool ta = d.op_a == Op::T, tb = d.op_b == Op::T;
-  o.a = Matrix(d.types.a, ta ? d.k : d.m, ta ? d.m : d.k);
-  o.b = Matrix(d.types.b, tb ? d.n : d.k, tb ? d.k : d.n);
-  o.c0 = Matrix(d.types.c, d.m, d.n);
+  const bool ta = d.op_a == Op::T, tb = d.op_b == Op::T;
+  const std::int64_t a_rows = ta ? d.k : d.m, b_rows = tb ? d.n : d.k, count = d.batch;
+  o.a = Matrix(d.types.a, a_rows * count, ta ? d.m : d.k);
+  o.b = Matrix(d.types.b, b_rows * count, tb ? d.k : d.n);
+  o.c0 = Matrix(d.types.c, d.m * count, d.n);
   std::mt19937_64 rng(seed);
   auto fill = [&](const Matrix& x) {
     if (integers)
@@ -62,7 +72,18 @@ BenchOperands make_operands(const GemmDesc& d, std::uint64_t seed, bool integers
   if (d.beta != 0) fill(o.c0);
   o.c = o.c0.clone();
   if (d.beta == 0) poison(o.c);  // beta == 0 must not read C; unwritten elements then fail
+  o.va = stacked_views(o.a, a_rows, count);
+  o.vb = stacked_views(o.b, b_rows, count);
+  o.vc0 = stacked_views(o.c0, d.m, count);
+  o.vc = stacked_views(o.c, d.m, count);
   o.args = GemmArgs{d, o.a.data(), o.a.cols(), o.b.data(), o.b.cols(), o.c.data(), o.c.cols()};
+  if (count > 1) {
+    for (std::int64_t i = 0; i < count; ++i) {
+      o.args.batch_a.push_back(o.va[i].data);
+      o.args.batch_b.push_back(o.vb[i].data);
+      o.args.batch_c.push_back(o.vc[i].data);
+    }
+  }
   return o;
 }
 
@@ -84,6 +105,7 @@ BenchRecord base_record(const Device& dev, const std::string& kernel, const Gemm
   r.m = d.m;
   r.n = d.n;
   r.k = d.k;
+  r.batch = d.batch;
   r.op = std::string(to_string(d.op_a)) + std::string(to_string(d.op_b));
   return r;
 }
@@ -105,7 +127,8 @@ bool verified_run(GemmPlan& plan, const GemmDesc& d, BenchOperands& o, const Ben
                   BenchRecord& r) {
   plan.run(0);
   plan.fetch();
-  VerifyResult v = verify_gemm(d, o.a, o.b, o.c0, o.c, opt.verify);
+  VerifyResult v = d.batch == 1 ? verify_gemm(d, o.a, o.b, o.c0, o.c, opt.verify)
+                                : verify_gemm_batch(d, o.va, o.vb, o.vc0, o.vc, opt.verify);
   r.verified = v.passed;
   r.verify_method = v.method;
   r.max_abs_err = v.max_abs_err;
@@ -137,7 +160,7 @@ double total_time(const Device& dev, const GemmKernel& kernel, const GemmDesc& d
                   const Params& params, BenchOperands& o, int repeats) {
   std::vector<double> totals;
   for (int i = 0; i < repeats; ++i) {
-    auto plan = kernel.make_plan(dev, d, params);
+    auto plan = kernel.plan(dev, d, params);
     if (d.beta != 0) copy(o.c0, o.c);
     auto t0 = Clock::now();
     plan->load(o.args, 1);
@@ -164,7 +187,7 @@ void measure(const Device& dev, const GemmKernel* given, const GemmDesc& d, cons
   BenchOperands o = make_operands(d, opt.seed, opt.integer_values);
   double bytes = double(o.a.bytes() + o.b.bytes() + o.c.bytes());
   r.slots = opt.rotate ? rotation_slots(bytes, dev.cache_bytes) : 1;
-  auto plan = kernel.make_plan(dev, d, r.params);
+  auto plan = kernel.plan(dev, d, r.params);
   r.timer = plan->timer();
   plan->load(o.args, r.slots);
   if (!verified_run(*plan, d, o, opt, r)) return;
@@ -194,6 +217,9 @@ namespace {
 BenchRecord bench(const Device& device, const GemmKernel* given, const std::string& kernel,
                   const GemmDesc& desc, const BenchOptions& opt) {
   desc.validate();
+  if (desc.batch < 1)
+    throw InvalidArgument("bench: the batch count must be at least 1 (got " +
+                          std::to_string(desc.batch) + ")");
   if (opt.reps < 1 || opt.warmup < 0)
     throw InvalidArgument("bench: reps must be >= 1 and warmup >= 0 (got " +
                           std::to_string(opt.reps) + ", " + std::to_string(opt.warmup) + ")");
@@ -246,11 +272,32 @@ CheckedRun run_verified(const Device& device, const GemmDesc& desc, const Matrix
   return out;
 }
 
+CheckedRun run_verified_batch(const Device& device, const GemmDesc& desc,
+                              const std::vector<MatrixView>& A, const std::vector<MatrixView>& B,
+                              const std::vector<MatrixView>& C0, const std::vector<MatrixView>& C,
+                              const GemmOptions& opt) {
+  if (desc.beta != 0.0 && C0.size() != C.size())
+    throw InvalidArgument("run_verified_batch: beta != 0 needs one C0 per C");
+  for (std::size_t i = 0; i < C.size(); ++i) {
+    if (desc.beta == 0.0)
+      poison(C[i]);
+    else
+      copy(C0[i], C[i]);
+  }
+  GemmOptions o = opt;
+  o.compute = desc.types.compute;
+  CheckedRun out;
+  out.report = gemm_batched(device, desc.op_a, desc.op_b, desc.alpha, A, B, desc.beta, C, o);
+  out.verify = verify_gemm_batch(desc, A, B, C0, C);
+  return out;
+}
+
 std::string progress_line(int index, int total, const std::string& kernel, const GemmDesc& desc,
                           const Params& params) {
   std::ostringstream os;
   os << '[' << index << '/' << total << "] " << (kernel.empty() ? "(default)" : kernel) << ' '
      << desc.m << 'x' << desc.n << 'x' << desc.k << ' ' << desc.types.name();
+  if (desc.batch != 1) os << " batch " << desc.batch;
   if (desc.op_a != Op::N || desc.op_b != Op::N)
     os << ' ' << to_string(desc.op_a) << to_string(desc.op_b);
   if (!params.empty()) os << ' ' << format_params(params);

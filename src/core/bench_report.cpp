@@ -38,6 +38,7 @@ Json to_json(const BenchRecord& r) {
               {"m", r.m},
               {"n", r.n},
               {"k", r.k},
+              {"batch", r.batch},
               {"op", r.op},
               {"median_ms", r.median_ms},
               {"best_ms", r.best_ms},
@@ -95,8 +96,10 @@ void print_rows(std::ostream& os, const std::vector<Row>& rows, std::size_t left
   }
 }
 
+// "64x64x64" or, for a batch, "64x64x64 b4096".
 std::string size_text(const BenchRecord& r) {
-  return std::to_string(r.m) + "x" + std::to_string(r.n) + "x" + std::to_string(r.k);
+  return std::to_string(r.m) + "x" + std::to_string(r.n) + "x" + std::to_string(r.k) +
+         (r.batch != 1 ? " b" + std::to_string(r.batch) : "");
 }
 
 // Our GFLOP/s over the baseline's at the same problem, or "-".
@@ -105,7 +108,7 @@ std::string ratio(const BenchRecord& r, const std::vector<BenchRecord>& all,
   if (!r.ok() || r.kernel == base) return "-";
   for (const auto& b : all) {
     if (b.kernel == base && b.ok() && b.type == r.type && b.m == r.m && b.n == r.n && b.k == r.k &&
-        b.op == r.op && b.gflops > 0) {
+        b.batch == r.batch && b.op == r.op && b.gflops > 0) {
       return format_num("%.2fx", r.gflops / b.gflops);
     }
   }

@@ -2,6 +2,7 @@
 // Normalisation lets every kernel assume row-major operands with op N or T.
 #include "kafel/gemm.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -36,25 +37,31 @@ void to_row_major(MatrixView& v, Op& op) {
 
 double GemmDesc::min_bytes() const {
   const double c_passes = beta != 0.0 ? 2.0 : 1.0;
-  return double(dtype_size(types.a)) * double(m) * double(k) +
-         double(dtype_size(types.b)) * double(k) * double(n) +
-         double(dtype_size(types.c)) * c_passes * double(m) * double(n);
+  return double(batch) * (double(dtype_size(types.a)) * double(m) * double(k) +
+                          double(dtype_size(types.b)) * double(k) * double(n) +
+                          double(dtype_size(types.c)) * c_passes * double(m) * double(n));
 }
 
 std::string GemmDesc::shape() const {
   return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " " +
-         std::string(to_string(op_a)) + std::string(to_string(op_b)) + " " + types.name();
+         std::string(to_string(op_a)) + std::string(to_string(op_b)) + " " + types.name() +
+         (batch != 1 ? " batch " + std::to_string(batch) : "");
 }
 
 void GemmDesc::validate() const {
   if (m < 0 || n < 0 || k < 0)
     throw InvalidArgument("GEMM sizes must not be negative (m=" + std::to_string(m) +
                           ", n=" + std::to_string(n) + ", k=" + std::to_string(k) + ")");
+  if (batch < 0)
+    throw InvalidArgument("the batch count must not be negative (batch=" + std::to_string(batch) +
+                          ")");
   const double limit = double(std::numeric_limits<std::int64_t>::max()) / 16;
-  if (double(m) * double(k) > limit || double(k) * double(n) > limit ||
-      double(m) * double(n) > limit)
+  const double count = std::max(1.0, double(batch));
+  if (count * double(m) * double(k) > limit || count * double(k) * double(n) > limit ||
+      count * double(m) * double(n) > limit)
     throw InvalidArgument("GEMM sizes m=" + std::to_string(m) + ", n=" + std::to_string(n) +
-                          ", k=" + std::to_string(k) + " are too large to address");
+                          ", k=" + std::to_string(k) + ", batch=" + std::to_string(batch) +
+                          " are too large to address");
   if (!std::isfinite(alpha) || !std::isfinite(beta))
     throw InvalidArgument("alpha and beta must be finite");
   if (const std::string why = types.check(); !why.empty()) throw InvalidArgument(why);
@@ -113,6 +120,23 @@ GemmArgs normalize_gemm(Op op_a, Op op_b, double alpha, const MatrixView& A_in,
   args.c = C.data;
   args.ldc = C.ld;
   return args;
+}
+
+GemmReport run_gemm(const Device& device, const GemmArgs& args, const GemmOptions& opt,
+                    std::chrono::steady_clock::time_point start) {
+  const GemmChoice choice = choose_gemm(device, args.desc, opt.kernel, opt.params);
+  GemmReport report;
+  report.kernel = choice.kernel;
+  report.config = choice.config();
+  const GemmDesc& d = args.desc;
+  if (d.m == 0 || d.n == 0 || d.batch == 0) return report;  // nothing to compute or write
+  auto plan = find_gemm_kernel(device, choice.kernel).plan(device, d, choice.params);
+  plan->load(args, 1);
+  report.kernel_ms = plan->run(0);
+  plan->fetch();
+  report.total_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return report;
 }
 
 void GemmPlan::bind(const GemmArgs& args, void* /*stream*/) {

@@ -6,10 +6,11 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -62,8 +63,16 @@ std::unique_ptr<Database>& active_slot() {
 }  // namespace
 
 std::string size_class(const GemmDesc& d) {
+  const std::string prefix = d.batch > 1 ? "batched-" : "";
+  const std::int64_t lo = std::min(d.m, d.n), hi = std::max(d.m, d.n);
+  if (d.k >= 8 * hi && d.k >= 4096) return prefix + "long-k";
+  if (lo <= 128 && hi >= 16 * lo && d.k >= 1024) return prefix + "skinny";
   const double g = std::cbrt(double(d.m) * double(d.n) * double(d.k));
-  return g <= 384 ? "small" : g <= 1536 ? "medium" : "large";
+  return prefix + (g <= 384 ? "small" : g <= 1536 ? "medium" : "large");
+}
+
+bool shape_class(const std::string& cls) {
+  return cls != "small" && cls != "medium" && cls != "large";
 }
 
 std::string default_db_path() {
@@ -156,6 +165,9 @@ Database::Match Database::find(const Device& device, const std::string& kernel, 
       for (const auto& e : entries_) {
         if (e.kernel != kernel || e.dtype != type) continue;
         if (same_class && e.size_class != cls) continue;
+        // Parameters tuned for a shape class (a split count, a skinny tile) say nothing about
+        // other shapes, nor the reverse: they are found in their own class only.
+        if (!same_class && (shape_class(cls) || shape_class(e.size_class))) continue;
         if (!rule.match(e, device)) continue;
         std::string who = std::string(rule.what) == "vendor" ? "vendor " + e.vendor : e.device;
         if (std::string(rule.what) == "device+driver") who += " / " + e.driver;

@@ -13,8 +13,15 @@
 
 namespace kafel {
 
-// "small" (geometric mean of m, n, k <= 384), "medium" (<= 1536) or "large".
+// The class of a problem for the tuning database. Shape classes first: "long-k" (k >= 8 max(m, n)
+// and k >= 4096: few output tiles, the work lies along k), "skinny" (min(m, n) <= 128,
+// max(m, n) >= 16 min(m, n), k >= 1024); otherwise by the geometric mean of m, n, k: "small"
+// (<= 384), "medium" (<= 1536) or "large". A batch (batch > 1) prefixes "batched-" to the
+// class of one matrix.
 std::string size_class(const GemmDesc& d);
+// Whether a class is a shape class (long-k, skinny, any batched-*): entries of those classes
+// are used for their own class only (Database::find's fallback skips them).
+bool shape_class(const std::string& size_class);
 
 struct Entry {
   std::string device, driver, vendor;  // who measured it
@@ -49,8 +56,9 @@ class Database {
     const Entry* entry = nullptr;
     std::string key;  // which rule matched, e.g. "NVIDIA H100|580.65|ocl.reg|f32|large"
   };
-  // Fallback chain, same size class first then any size class: device + driver, device name,
-  // vendor. Nothing found -> entry == nullptr.
+  // Fallback chain, same size class first then any other of small / medium / large (never from
+  // or to a shape class): device + driver, device name, vendor. Nothing found -> entry ==
+  // nullptr.
   Match find(const Device& device, const std::string& kernel, const GemmTypes& t,
              const std::string& size_class) const;
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/reference.hpp"
+#include "core/thread_pool.hpp"
 #include "core/verify_bound.hpp"
 #include "kafel/error.hpp"
 #include "kafel/gemm.hpp"
@@ -260,6 +261,56 @@ VerifyResult verify_gemm(const GemmDesc& d, const MatrixView& A, const MatrixVie
   if (freivalds) return verify_freivalds(d, A, B, C0, C, opt);
   if (d.types.exact()) return verify_exact(d, A, B, C0, C);
   return verify_full(d, A, B, C0, C, opt);
+}
+
+VerifyResult verify_gemm_batch(const GemmDesc& desc, const std::vector<MatrixView>& A,
+                               const std::vector<MatrixView>& B, const std::vector<MatrixView>& C0,
+                               const std::vector<MatrixView>& C, const VerifyOptions& opt) {
+  desc.validate();
+  const auto count = static_cast<std::size_t>(desc.batch);
+  if (A.size() != count || B.size() != count || C.size() != count ||
+      (desc.beta != 0 && C0.size() != count))
+    throw InvalidArgument("verify: a batch of " + std::to_string(count) +
+                          " needs that many matrices of A, B, C (and C0 when beta != 0)");
+  VerifyResult worst;
+  worst.passed = true;
+  worst.method = "empty";
+  worst.message = "PASS: empty batch";
+  if (count == 0) return worst;
+  VerifyOptions o = opt;
+  const double work = double(desc.m) * double(desc.n) * double(desc.k) * double(count);
+  if (opt.method == VerifyMethod::Auto && work > opt.full_limit) o.method = VerifyMethod::Freivalds;
+  const GemmDesc one = desc.single();
+  std::vector<VerifyResult> results(count);
+  std::vector<std::string> errors(count);
+  parallel_parts(static_cast<int>(count), default_threads(), [&](int i, int) {
+    VerifyOptions mine = o;
+    mine.seed = o.seed + static_cast<std::uint64_t>(i);
+    try {
+      results[i] = verify_gemm(one, A[i], B[i], desc.beta != 0 ? C0[i] : C[i], C[i], mine);
+    } catch (const std::exception& e) {
+      errors[i] = e.what();
+    }
+  });
+  for (std::size_t i = 0; i < count; ++i)
+    if (!errors[i].empty())
+      throw InvalidArgument("verify: matrix " + std::to_string(i) + ": " + errors[i]);
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    worst.max_abs_err = std::max(worst.max_abs_err, results[i].max_abs_err);
+    worst.rel_err = std::max(worst.rel_err, results[i].rel_err);
+    if (results[i].worst_ratio > results[at].worst_ratio) at = i;
+  }
+  const VerifyResult& w = results[at];
+  worst.passed = w.passed;
+  worst.method = w.method;
+  worst.worst_ratio = w.worst_ratio;
+  worst.worst_i = w.worst_i;
+  worst.worst_j = w.worst_j;
+  worst.worst_matrix = static_cast<std::int64_t>(at);
+  worst.message =
+      "matrix " + std::to_string(at) + " of " + std::to_string(count) + ": " + w.message;
+  return worst;
 }
 
 }  // namespace kafel

@@ -1,7 +1,7 @@
-// The `cpu.openblas` comparison baseline: sgemm/dgemm (and sbgemm, bf16 -> f32, where the
-// installed OpenBLAS was built with it) through CBLAS on the normalised operands, with OpenBLAS
-// set to the same thread count as cpu.packed so the two compare fairly. Built when
-// KAFEL_HAVE_OPENBLAS is set; a baseline is not a rung: `kafel bench --vs openblas`.
+// The `cpu.openblas` comparison baseline: sgemm/dgemm (and sbgemm, bf16 -> f32, where built in)
+// through CBLAS on the normalised operands (a batch: a loop of calls), OpenBLAS set to cpu.packed's
+// thread count so the two compare fairly. Built when KAFEL_HAVE_OPENBLAS is set; a baseline is not
+// a rung: `kafel bench --vs openblas`.
 #ifdef KAFEL_HAVE_OPENBLAS
 #include <cblas.h>
 #include <dlfcn.h>
@@ -60,6 +60,12 @@ void openblas_gemm(const GemmArgs& g) {
                 static_cast<double*>(g.c), ldc);
 }
 
+// A batch is a loop of calls: the baseline batched GEMM of the issue (no batched CBLAS call).
+void openblas_batch(const GemmArgs& g) {
+  if (g.desc.batch == 1) return openblas_gemm(g);
+  for (std::int64_t i = 0; i < g.desc.batch; ++i) openblas_gemm(g.matrix(i));
+}
+
 GemmKernel openblas_gemm_kernel() {
   GemmKernel k;
   k.name = "cpu.openblas";
@@ -70,12 +76,13 @@ GemmKernel openblas_gemm_kernel() {
   k.params.params = {param("threads", 0, {}, 0, kMaxThreads,
                            "OpenBLAS threads, 0 = as cpu.packed ($KAFEL_NUM_THREADS or all)")};
   k.baseline = true;
+  k.batches = true;
   k.make_plan = [](const Device&, const GemmDesc&, const Params& p) {
     // The thread count is process-wide in OpenBLAS: set it for each run, not per plan.
     const int threads = p.at("threads") > 0 ? static_cast<int>(p.at("threads")) : default_threads();
     return std::make_unique<HostPlan>([threads](const GemmArgs& args) {
       openblas_set_num_threads(threads);
-      openblas_gemm(args);
+      openblas_batch(args);
     });
   };
   return k;

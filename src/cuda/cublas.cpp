@@ -1,5 +1,6 @@
 // The cuBLAS comparison kernel (cuda.cublas), one entry per element-role combination: sgemm /
-// dgemm (IEEE, no TF32), cublasGemmEx for tf32, f16 and bf16, cuBLASLt for i8 -> i32 and fp8.
+// dgemm (IEEE, no TF32), cublasGemmEx for tf32, f16 and bf16, cuBLASLt for i8 -> i32 and fp8;
+// batches through the strided-batched calls (cublasSgemmStridedBatched, Lt layout batches).
 // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, so the operands are swapped.
 #include <cublasLt.h>
 #include <cublas_v2.h>
@@ -92,7 +93,8 @@ bool uses_lt(const GemmTypes& t) {
 }
 
 // sgemm / dgemm for the natural f32 / f64 roles, cublasGemmEx for the rest (f32 compute, or
-// CUBLAS_COMPUTE_32F_FAST_TF32 for f32/tf32); every scalar in float there.
+// CUBLAS_COMPUTE_32F_FAST_TF32 for f32/tf32); every scalar in float there. A batch goes through
+// the strided-batched forms of the same calls (cublasSgemmStridedBatched ...), one call.
 void launch_blas(const DeviceGemm& g, const Params&, cudaStream_t s) {
   int dev = 0;
   KAFEL_CUDA_CHECK(cudaGetDevice(&dev));
@@ -104,28 +106,49 @@ void launch_blas(const DeviceGemm& g, const Params&, cudaStream_t s) {
              ldc = static_cast<int>(g.ldc);
   const cublasOperation_t ta = op_of(g.desc.op_b), tb = op_of(g.desc.op_a);
   const GemmTypes& t = g.desc.types;
+  const auto count = static_cast<int>(g.desc.batch);
+  const bool batched = count > 1;
   if (t == GemmTypes::of(DType::f64)) {
     const double alpha = g.desc.alpha, beta = g.desc.beta;
-    check_cublas(
-        cublasDgemm(h, ta, tb, n, m, k, &alpha, static_cast<const double*>(g.b), ldb,
-                    static_cast<const double*>(g.a), lda, &beta, static_cast<double*>(g.c), ldc),
-        "cublasDgemm");
+    const auto* A = static_cast<const double*>(g.a);
+    const auto* B = static_cast<const double*>(g.b);
+    auto* C = static_cast<double*>(g.c);
+    if (batched)
+      check_cublas(cublasDgemmStridedBatched(h, ta, tb, n, m, k, &alpha, B, ldb, g.stride_b, A, lda,
+                                             g.stride_a, &beta, C, ldc, g.stride_c, count),
+                   "cublasDgemmStridedBatched");
+    else
+      check_cublas(cublasDgemm(h, ta, tb, n, m, k, &alpha, B, ldb, A, lda, &beta, C, ldc),
+                   "cublasDgemm");
     return;
   }
   const float alpha = static_cast<float>(g.desc.alpha), beta = static_cast<float>(g.desc.beta);
   if (t == GemmTypes::of(DType::f32)) {
-    check_cublas(
-        cublasSgemm(h, ta, tb, n, m, k, &alpha, static_cast<const float*>(g.b), ldb,
-                    static_cast<const float*>(g.a), lda, &beta, static_cast<float*>(g.c), ldc),
-        "cublasSgemm");
+    const auto* A = static_cast<const float*>(g.a);
+    const auto* B = static_cast<const float*>(g.b);
+    auto* C = static_cast<float*>(g.c);
+    if (batched)
+      check_cublas(cublasSgemmStridedBatched(h, ta, tb, n, m, k, &alpha, B, ldb, g.stride_b, A, lda,
+                                             g.stride_a, &beta, C, ldc, g.stride_c, count),
+                   "cublasSgemmStridedBatched");
+    else
+      check_cublas(cublasSgemm(h, ta, tb, n, m, k, &alpha, B, ldb, A, lda, &beta, C, ldc),
+                   "cublasSgemm");
     return;
   }
   const cublasComputeType_t compute =
       t.compute == Compute::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  check_cublas(
-      cublasGemmEx(h, ta, tb, n, m, k, &alpha, g.b, cuda_type(t.b), ldb, g.a, cuda_type(t.a), lda,
-                   &beta, g.c, cuda_type(t.c), ldc, compute, CUBLAS_GEMM_DEFAULT),
-      "cublasGemmEx");
+  if (batched)
+    check_cublas(
+        cublasGemmStridedBatchedEx(h, ta, tb, n, m, k, &alpha, g.b, cuda_type(t.b), ldb, g.stride_b,
+                                   g.a, cuda_type(t.a), lda, g.stride_a, &beta, g.c, cuda_type(t.c),
+                                   ldc, g.stride_c, count, compute, CUBLAS_GEMM_DEFAULT),
+        "cublasGemmStridedBatchedEx");
+  else
+    check_cublas(
+        cublasGemmEx(h, ta, tb, n, m, k, &alpha, g.b, cuda_type(t.b), ldb, g.a, cuda_type(t.a), lda,
+                     &beta, g.c, cuda_type(t.c), ldc, compute, CUBLAS_GEMM_DEFAULT),
+        "cublasGemmEx");
 }
 
 // One cuBLASLt matmul prepared once per plan (descriptors, layouts, the heuristic's algorithm,
@@ -159,6 +182,11 @@ class LtMatmul {
                  "cublasLtMatrixLayoutCreate");
     check_cublas(cublasLtMatrixLayoutCreate(&c_, cuda_type(t.c), n, m, g.ldc),
                  "cublasLtMatrixLayoutCreate");
+    if (g.desc.batch > 1) {
+      set_batch(a_, g.desc.batch, g.stride_b);
+      set_batch(b_, g.desc.batch, g.stride_a);
+      set_batch(c_, g.desc.batch, g.stride_c);
+    }
     choose_algorithm(g);
   }
 
@@ -179,6 +207,17 @@ class LtMatmul {
   void set_desc(cublasLtMatmulDescAttributes_t attr, const void* v, std::size_t size) {
     check_cublas(cublasLtMatmulDescSetAttribute(op_, attr, v, size),
                  "cublasLtMatmulDescSetAttribute");
+  }
+
+  // A strided batch: the layout's count and the distance between its matrices in elements.
+  static void set_batch(cublasLtMatrixLayout_t layout, std::int64_t count, std::int64_t stride) {
+    const auto n = static_cast<std::int32_t>(count);
+    check_cublas(
+        cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n, sizeof n),
+        "cublasLtMatrixLayoutSetAttribute");
+    check_cublas(cublasLtMatrixLayoutSetAttribute(
+                     layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride),
+                 "cublasLtMatrixLayoutSetAttribute");
   }
 
   void choose_algorithm(const DeviceGemm& g) {
@@ -224,7 +263,7 @@ std::unique_ptr<GemmPlan> make_plan(const Device& d, const GemmDesc& desc, const
     return make_cuda_plan(d, desc, p, launch_blas);
   }
   auto lt = std::make_shared<LtMatmul>(ordinal);
-  PlanTraits traits{OperandForm::k_major, [lt](const DeviceGemm& g) { lt->prepare(g); }};
+  PlanTraits traits{OperandForm::k_major, [lt](const DeviceGemm& g) { lt->prepare(g); }, {}};
   return make_cuda_plan(
       d, desc, p, [lt](const DeviceGemm& g, const Params&, cudaStream_t s) { lt->run(g, s); },
       traits);
@@ -278,6 +317,7 @@ GemmKernel cublas_kernel() {
   k.rung = 100;  // after the ladder
   k.types = cublas_types();
   k.baseline = true;
+  k.batches = true;  // strided-batched calls (cublasSgemmStridedBatched ...), one per batch
   k.make_plan = make_plan;
   k.can_implement = limits;
   return k;

@@ -35,12 +35,14 @@ __device__ __forceinline__ int mul(int a, int b) {
 }
 
 // Operands by value in kernel parameters. Row-major; ta/tb select op(A) = A^T / op(B) = B^T.
+// sa, sb, sc: element strides between the matrices of a batch (kernels that run batches).
 template <class T>
 struct Operands {
   const T* a;
   const T* b;
   T* c;
   long long lda, ldb, ldc;
+  long long sa, sb, sc;
   int m, n, k;
   bool ta, tb;
   bool beta_zero;  // C is never read (it may hold NaN)
@@ -79,6 +81,9 @@ inline Operands<T> operands_of(const DeviceGemm& g) {
   o.lda = g.lda;
   o.ldb = g.ldb;
   o.ldc = g.ldc;
+  o.sa = g.stride_a;
+  o.sb = g.stride_b;
+  o.sc = g.stride_c;
   o.m = static_cast<int>(g.desc.m);
   o.n = static_cast<int>(g.desc.n);
   o.k = static_cast<int>(g.desc.k);

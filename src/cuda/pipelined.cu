@@ -7,6 +7,7 @@
 // compiled from one table here; the kernel's heuristic picks one by problem size.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -46,9 +47,13 @@ struct Config {
   static constexpr int STAGE = BK * ALD + BK * BN;  // elements: A^T tile then B tile
   static constexpr std::size_t SMEM = smem_bytes(BM, BN, BK, AROW, sizeof(T));
   static_assert(SMEM == 2 * std::size_t(STAGE) * sizeof(T), "shared memory layout");
-  // Two blocks per SM when 256 threads' accumulators leave room (<= 128 registers per thread);
+  // Two blocks per SM when 256 threads' accumulators leave room (<= 128 registers per thread),
+  // four for 128-thread blocks with at most 32 accumulators (small tiles live on occupancy);
   // 512-thread blocks get 128 registers at one block per SM anyway.
-  static constexpr int MIN_BLOCKS = NT <= 256 && TM * TN * sizeof(T) / 4 <= 64 ? 2 : 1;
+  static constexpr int ACC_WORDS = TM * TN * sizeof(T) / 4;
+  static constexpr int MIN_BLOCKS = NT <= 128 && ACC_WORDS <= 32   ? 4
+                                    : NT <= 256 && ACC_WORDS <= 64 ? 2
+                                                                   : 1;
   static_assert(WM % 32 == 0 && WN % 16 == 0 && (BM * BK / V) % NT == 0 && (BK * BN / V) % NT == 0,
                 "bad tile shape");
 };
@@ -139,12 +144,68 @@ __device__ __forceinline__ void step(const Operands<typename C::type>& g, const 
   __syncthreads();
 }
 
+// Split-K and batches: blockIdx.z = matrix * splits + slice. With splits > 1 each block
+// computes its output tile over one k slice (whole k-tiles, split as evenly as possible) and
+// writes the raw partial tile to the workspace; splitk_reduce adds the slices in order and
+// applies alpha and beta. Same order every run, so the same bits every run.
+template <class T>
+struct Slices {
+  T* ws;                // null: one slice, the epilogue writes C
+  long long ws_ld;      // elements per partial row: n rounded up to 4 (16-byte rows)
+  long long ws_matrix;  // elements per partial tile set: m * ws_ld
+  int splits;           // k slices per output tile
+  int batch0;           // first matrix of this launch (launches hold <= 65535 / splits matrices)
+  int batches;          // matrices of the problem
+};
+
+// This block's matrix of the batch.
+template <class T>
+__device__ __forceinline__ long long block_matrix(const Slices<T>& sk) {
+  return sk.batch0 + blockIdx.z / sk.splits;
+}
+
+// The operands of this block's matrix and k slice: A and B moved, k the slice's length. C is
+// moved by the epilogue (one pointer less to keep through the k loop).
+template <int BK, class T>
+__device__ __forceinline__ Operands<T> block_operands(const Operands<T>& g0, const Slices<T>& sk) {
+  Operands<T> g = g0;
+  const int slice = blockIdx.z % sk.splits;
+  const long long matrix = block_matrix(sk);
+  g.a += matrix * g.sa;
+  g.b += matrix * g.sb;
+  if (sk.splits > 1) {
+    const int tiles = (g.k + BK - 1) / BK;
+    const int t0 = static_cast<int>(static_cast<long long>(slice) * tiles / sk.splits);
+    const int t1 = static_cast<int>(static_cast<long long>(slice + 1) * tiles / sk.splits);
+    const int k0 = t0 * BK;
+    g.a += k0;
+    g.b += static_cast<long long>(k0) * g.ldb;
+    g.k = max(0, min(g.k, t1 * BK) - k0);
+  }
+  return g;
+}
+
+// The raw partial C(i, j..j+3) of one slice (j + 4 <= ws_ld whenever j < n).
+template <class T>
+__device__ __forceinline__ void store_partial(T* w, long long ws_ld, int i, int j, const T* acc) {
+  constexpr int V = Vec<T>::N;
+  T* p = w + static_cast<long long>(i) * ws_ld + j;
+#pragma unroll
+  for (int q = 0; q < 4; q += V) {
+    Vec<T> x;
+#pragma unroll
+    for (int v = 0; v < V; ++v) x.v[v] = acc[q + v];
+    store_vec(p + q, x);
+  }
+}
+
 template <class C>
 __global__ void __launch_bounds__(C::NT, C::MIN_BLOCKS)
-    pipelined_kernel(Operands<typename C::type> g) {
+    pipelined_kernel(Operands<typename C::type> g0, Slices<typename C::type> sk) {
   using T = typename C::type;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* smem = reinterpret_cast<T*>(smem_raw);
+  const Operands<T> g = block_operands<C::BK>(g0, sk);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int wm0 = (warp / (C::BN / C::WN)) * C::WM, wn0 = (warp % (C::BN / C::WN)) * C::WN;
   const int ty = lane / 4, tx = lane % 4;
@@ -180,25 +241,99 @@ __global__ void __launch_bounds__(C::NT, C::MIN_BLOCKS)
   for (; kt < ktiles; ++kt)
     step<C, false>(g, at, smem, kt, ktiles, bm, bn, frag_a, frag_b, staged, acc);
 
+  // Recomputed from blockIdx here rather than kept in registers through the k loop.
+  T* partial = sk.ws ? sk.ws + (static_cast<long long>(blockIdx.z % sk.splits) * sk.batches +
+                                block_matrix(sk)) *
+                                   sk.ws_matrix
+                     : nullptr;
+  Operands<T> out = g;
+  out.c = g0.c + block_matrix(sk) * g0.sc;
 #pragma unroll
   for (int t = 0; t < C::TM; ++t) {
     const int i = bm + wm0 + (t / 4) * 32 + ty * 4 + t % 4;
     if (i >= g.m) continue;
 #pragma unroll
-    for (int h = 0; h < C::TN / 4; ++h)
-      tile::store4(g, i, bn + wn0 + h * 16 + tx * 4, &acc[t][h * 4]);
+    for (int h = 0; h < C::TN / 4; ++h) {
+      const int j = bn + wn0 + h * 16 + tx * 4;
+      if (partial) {
+        if (j < g.n) store_partial(partial, sk.ws_ld, i, j, &acc[t][h * 4]);
+      } else {
+        tile::store4(out, i, j, &acc[t][h * 4]);
+      }
+    }
   }
 }
 
+// C = alpha * (sum of the k slices' partial tiles, slice 0 first) + beta * C, four columns per
+// thread, grid-stride over every matrix of the batch.
+template <class T>
+__global__ void splitk_reduce(Operands<T> g, Slices<T> sk) {
+  constexpr int V = Vec<T>::N;
+  const long long quads = sk.ws_ld / 4, per_matrix = static_cast<long long>(g.m) * quads;
+  const long long total = per_matrix * sk.batches;
+  for (long long idx = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
+       idx += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const long long matrix = idx / per_matrix, r = idx % per_matrix;
+    const int i = static_cast<int>(r / quads), j = static_cast<int>(r % quads) * 4;
+    T acc[4] = {T(0), T(0), T(0), T(0)};
+    const T* p = sk.ws + matrix * sk.ws_matrix + static_cast<long long>(i) * sk.ws_ld + j;
+    for (int s = 0; s < sk.splits; ++s, p += sk.ws_matrix * sk.batches) {
+#pragma unroll
+      for (int q = 0; q < 4; q += V) {
+        const Vec<T> x = load_vec(p + q);
+#pragma unroll
+        for (int v = 0; v < V; ++v) acc[q + v] = mad(x.v[v], T(1), acc[q + v]);
+      }
+    }
+    Operands<T> gm = g;
+    gm.c += matrix * g.sc;
+    tile::store4(gm, i, j, acc);
+  }
+}
+
+// Elements per row of the split-K workspace: n rounded up to 4, so every partial row is 16-byte
+// aligned for every element type.
+long long workspace_ld(long long n) {
+  return (n + 3) / 4 * 4;
+}
+
+// The k slices actually used: at most one per k-tile (more would only add empty slices).
+int effective_splits(const GemmDesc& d, int bk, std::int64_t splits) {
+  const std::int64_t tiles = (d.k + bk - 1) / bk;
+  return static_cast<int>(std::max<std::int64_t>(1, std::min(splits, tiles)));
+}
+
 template <class C>
-void launch_config(const DeviceGemm& dg, cudaStream_t s) {
+void launch_config(const DeviceGemm& dg, int splits, cudaStream_t s) {
   using T = typename C::type;
   // The opt-in above 48 KB holds for the current device only, so it is set on every launch
   // (a cheap host call) rather than once per process.
   KAFEL_CUDA_CHECK(cudaFuncSetAttribute(
       pipelined_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(C::SMEM)));
-  const dim3 grid(ceil_div(dg.desc.n, C::BN), ceil_div(dg.desc.m, C::BM));
-  pipelined_kernel<C><<<grid, C::NT, C::SMEM, s>>>(operands_of<T>(dg));
+  const Operands<T> g = operands_of<T>(dg);
+  Slices<T> sk{nullptr, workspace_ld(dg.desc.n), 0, splits, 0, static_cast<int>(dg.desc.batch)};
+  sk.ws_matrix = dg.desc.m * sk.ws_ld;
+  if (splits > 1) {
+    sk.ws = static_cast<T*>(dg.workspace);
+    const std::size_t need = std::size_t(splits) * dg.desc.batch * sk.ws_matrix * sizeof(T);
+    if (!sk.ws || dg.workspace_bytes < need)
+      throw InvalidArgument("cuda.pipelined: the split-K workspace is missing or too small");
+  }
+  const long long per_launch = kMaxGridY / splits;
+  for (long long first = 0; first < dg.desc.batch; first += per_launch) {
+    const auto count =
+        static_cast<unsigned>(std::min<long long>(per_launch, dg.desc.batch - first));
+    sk.batch0 = static_cast<int>(first);
+    const dim3 grid(ceil_div(dg.desc.n, C::BN), ceil_div(dg.desc.m, C::BM), count * splits);
+    pipelined_kernel<C><<<grid, C::NT, C::SMEM, s>>>(g, sk);
+    KAFEL_CUDA_CHECK_LAUNCH("pipelined");
+  }
+  if (splits > 1) {
+    const long long items = dg.desc.batch * sk.ws_matrix / 4;
+    const auto blocks = static_cast<unsigned>(std::min<long long>((items + 255) / 256, 1 << 20));
+    splitk_reduce<T><<<blocks, 256, 0, s>>>(g, sk);
+    KAFEL_CUDA_CHECK_LAUNCH("splitk_reduce");
+  }
 }
 
 // A compiled tile shape: block tile BM x BN, k step BK, warp tile WM x WN, AROW (how lanes fetch
@@ -209,7 +344,7 @@ struct TileShape {
   bool all_types;
 };
 
-using LaunchFn = void (*)(const DeviceGemm&, cudaStream_t);
+using LaunchFn = void (*)(const DeviceGemm&, int splits, cudaStream_t);
 
 struct Compiled {
   TileShape shape;
@@ -233,13 +368,11 @@ Compiled compiled() {
 // all read this table. f32-only shapes keep nvcc's time on CI's 2 cores down.
 const std::vector<Compiled>& table() {
   static const std::vector<Compiled> t = {
-      compiled<128, 128, 16, 64, 32, 1, 0, true>(),  // 8x8 per lane, 2 blocks/SM
-      compiled<128, 64, 32, 32, 32, 1, 8, false>(),  // small problems (more blocks)
-      compiled<128, 64, 16, 32, 32, 1, 0, false>(),
+      compiled<128, 128, 16, 64, 32, 1, 0, true>(),   // 8x8 per lane, 2 blocks/SM: every type
       compiled<128, 256, 32, 64, 64, 1, 8, false>(),  // 8x16 per lane, 1 block/SM: the fastest
-      compiled<128, 256, 32, 64, 64, 1, 4, false>(),
-      compiled<128, 256, 32, 64, 64, 1, 0, false>(),  // the whole k-tile unrolled (70 KB loop)
-      compiled<128, 256, 16, 64, 32, 1, 0, false>(),  // 512 threads, 8x8 per lane
+      compiled<128, 64, 32, 32, 32, 1, 8, false>(),   // 4x8 per lane: many blocks for mid sizes
+      compiled<256, 64, 16, 64, 32, 1, 0, false>(),   // 128x128's warps stacked: n <= 64
+      compiled<64, 64, 32, 32, 32, 1, 8, false>(),    // 4 warps, 4 blocks/SM: small matrices
   };
   return t;
 }
@@ -285,8 +418,24 @@ std::string compiled_list() {
   return s;
 }
 
+// The k slices of a parameter set (1 when it has none: the fixed-tile kernels).
+std::int64_t splits_of(const Params& p) {
+  const auto it = p.find("SPLITK");
+  return it == p.end() ? 1 : it->second;
+}
+
+// Bytes of split-K workspace: one partial C per k slice and matrix (0 without a split).
+std::size_t workspace_bytes(const GemmDesc& d, const Params& p) {
+  const Compiled* c = find(p);
+  if (!c) return 0;
+  const int splits = effective_splits(d, c->shape.bk, splits_of(p));
+  if (splits <= 1) return 0;
+  return std::size_t(splits) * std::size_t(d.batch) * std::size_t(d.m) *
+         std::size_t(workspace_ld(d.n)) * dtype_size(d.types.c);
+}
+
 // What a compiled tile needs beyond the type table: its element type compiled, its shared
-// memory on this device, its block rows in the grid.
+// memory on this device, its block rows in the grid, its split-K workspace in device memory.
 std::string tile_limits(const Device& dev, const GemmDesc& d, const Params& p) {
   if (std::string why = dims_fit(d); !why.empty()) return why;
   const Compiled* c = find(p);
@@ -299,36 +448,126 @@ std::string tile_limits(const Device& dev, const GemmDesc& d, const Params& p) {
     return "tile " + shape_name(t) + " needs " + std::to_string(smem / 1024) +
            " KiB of shared memory per block for " + d.types.name() + ", " + dev.id + " allows " +
            std::to_string(dev.local_memory / 1024) + " KiB";
+  const std::size_t ws = workspace_bytes(d, p);
+  if (dev.global_memory && ws > dev.global_memory / 2)
+    return "SPLITK=" + std::to_string(splits_of(p)) + " needs " + std::to_string(ws >> 20) +
+           " MiB of split-K workspace, more than half of " + dev.id + "'s memory";
   return grid_rows_fit(d, t.bm);
 }
 
-// The tile by how many tiles the problem has per SM: 128x256x32 with 8 k steps per loop
-// iteration (8x16 per lane, the fastest measured at 2048-8192: 0.95x cuBLAS,
-// docs/BENCHMARKS.md) when they fill about one wave, else 128x128x16, else 128x64x32 with
-// UNROLL 8 for f32 (1024^3 on a 132-SM H100/H200: 128 blocks instead of 32, 0.94x);
-// f64 and i32 always use 128x128x16. Where a block gets less shared memory than the chosen
-// tile needs (not on H100/H200: 227 KiB), 128x128x16 (33 KiB in f32) instead.
-Params choose_tile(const Device& dev, const GemmDesc& d) {
-  const TileShape wide{128, 256, 32, 64, 64, 1, 8, false};
-  const TileShape mid{128, 128, 16, 64, 32, 1, 0, true};
-  const TileShape narrow{128, 64, 32, 32, 32, 1, 8, false};
-  if (d.types != GemmTypes::of(DType::f32)) return params_of(mid);
-  const long long sms = dev.compute_units;
-  auto tiles = [&](long long bm, long long bn) {
-    return static_cast<long long>(ceil_div(d.m, bm)) * ceil_div(d.n, bn);
+// ---- the shape-aware default -----------------------------------------------------------------
+//
+// For every candidate tile and k split the heuristic predicts a time and takes the shortest:
+//   compute: the blocks (output tiles x splits x matrices) run in waves of SMs x blocks-per-SM;
+//     a wave whose busiest SM holds r blocks takes r x (block FLOPs) / (SM rate x tile rate(r))
+//     plus a fixed cost (pipeline fill, epilogue). The SM rate is 74.5 % of the FP32 peak (the
+//     128x256 tile's measured steady state); tile rates are relative to it, lower while an SM
+//     holds fewer blocks than the tile was made for (fewer warps to hide latency);
+//   split-K: the partial tiles written and read back plus the reduction's launch; a split must
+//     beat the best unsplit choice by 10 % (the model's error at measured sizes), so shapes that
+//     fill the GPU keep their measured tiles.
+// Rates of 128x256, 128x128 and 128x64 were fitted to run 8 of docs/BENCHMARKS.md (H200; the
+// model reproduces its 1024^3 and 2048^3 figures within 3 %); 256x64 and 64x64 are estimates
+// until measured (docs/cuda.md lists the commands).
+
+struct Candidate {
+  TileShape tile;
+  int per_sm;        // blocks an SM holds (registers, shared memory)
+  double rate_full;  // rate with per_sm blocks resident, relative to the 128x256 tile
+  double rate_one;   // rate with one block resident
+};
+
+constexpr TileShape kWide{128, 256, 32, 64, 64, 1, 8, false};
+constexpr TileShape kMid{128, 128, 16, 64, 32, 1, 0, true};
+constexpr TileShape kNarrow{128, 64, 32, 32, 32, 1, 8, false};
+constexpr TileShape kTall{256, 64, 16, 64, 32, 1, 0, false};
+constexpr TileShape kSmall{64, 64, 32, 32, 32, 1, 8, false};
+
+constexpr double kFp32Efficiency = 0.745;  // the 128x256 tile's share of the FP32 peak
+constexpr double kWaveCost = 2e-6;         // seconds per wave: first k-tile, epilogue
+constexpr double kReduceBandwidth = 3e12;  // bytes/s of the partial tiles (L2 / HBM)
+constexpr double kReduceLaunch = 4e-6;     // seconds: the reduction kernel's launch and tail
+constexpr double kSplitMargin = 0.9;       // a split must predict <= 0.9x the best unsplit time
+constexpr int kMinTilesPerSlice = 4;       // shorter slices mostly fill and drain the pipeline
+constexpr int kMaxSplits = 128;
+
+std::vector<Candidate> candidates(const GemmDesc& d) {
+  if (d.types != GemmTypes::of(DType::f32)) return {{kMid, 2, 0.95, 0.79}};
+  return {{kWide, 1, 1.0, 1.0},
+          {kMid, 2, 0.95, 0.79},
+          {kNarrow, 2, 0.76, 0.67},
+          {kTall, 2, 0.92, 0.75},
+          {kSmall, 4, 0.60, 0.30}};
+}
+
+double predicted_seconds(const Device& dev, const GemmDesc& d, const Candidate& c, int splits) {
+  const TileShape& t = c.tile;
+  const double sms = std::max(1, dev.compute_units);
+  const double sm_rate = std::max(1.0, dev.peak_gflops(d.types)) * 1e9 * kFp32Efficiency / sms;
+  const double ktiles = std::ceil(double(d.k) / t.bk);
+  const double slice_k = std::max(1.0, std::ceil(ktiles / splits)) * t.bk;
+  const double block_flops = 2.0 * t.bm * t.bn * slice_k;
+  const double blocks = std::ceil(double(d.m) / t.bm) * std::ceil(double(d.n) / t.bn) *
+                        double(splits) * double(d.batch);
+  const double slots = sms * c.per_sm;
+  const double full_waves = std::floor(blocks / slots), rest = blocks - full_waves * slots;
+  auto wave = [&](double r) {  // r blocks on the busiest SM
+    const double rate = c.per_sm == 1
+                            ? c.rate_full
+                            : c.rate_one + (c.rate_full - c.rate_one) * (r - 1) / (c.per_sm - 1);
+    return r * block_flops / (sm_rate * rate) + kWaveCost;
   };
-  const TileShape& pick = 10 * tiles(128, 256) >= 9 * sms ? wide
-                          : tiles(128, 128) >= sms        ? mid
-                                                          : narrow;
-  const bool fits =
-      smem_bytes(pick.bm, pick.bn, pick.bk, pick.arow != 0, sizeof(float)) <= dev.local_memory;
-  return params_of(fits ? pick : mid);
+  double seconds = full_waves * wave(c.per_sm);
+  if (rest > 0) seconds += wave(std::ceil(rest / sms));
+  if (splits > 1) {
+    const double partials = double(splits) * double(d.batch) * double(d.m) *
+                            double(workspace_ld(d.n)) * double(dtype_size(d.types.c));
+    seconds += 2 * partials / kReduceBandwidth + kReduceLaunch;
+  }
+  return seconds;
+}
+
+// The (tile, split) of the shortest predicted time among the candidates that fit this device
+// (shared memory, grid rows, workspace <= 1/8 of its memory); f64 and i32 have one tile.
+Params choose_tile(const Device& dev, const GemmDesc& d) {
+  struct Best {
+    Params params;
+    double seconds = 0;
+    void offer(const Params& p, double t) {
+      if (seconds == 0 || t < seconds) {
+        params = p;
+        seconds = t;
+      }
+    }
+  } unsplit, split;
+  for (const Candidate& c : candidates(d)) {
+    const TileShape& t = c.tile;
+    if (smem_bytes(t.bm, t.bn, t.bk, t.arow != 0, dtype_size(d.types.a)) > dev.local_memory ||
+        !grid_rows_fit(d, t.bm).empty())
+      continue;
+    const std::int64_t ktiles = (d.k + t.bk - 1) / t.bk;
+    const int max_splits = static_cast<int>(
+        std::max<std::int64_t>(1, std::min<std::int64_t>(kMaxSplits, ktiles / kMinTilesPerSlice)));
+    for (int s = 1; s <= max_splits; ++s) {
+      Params p = params_of(t);
+      p["SPLITK"] = s;
+      if (s > 1 && dev.global_memory && workspace_bytes(d, p) > dev.global_memory / 8) break;
+      (s == 1 ? unsplit : split).offer(p, predicted_seconds(dev, d, c, s));
+    }
+  }
+  if (split.seconds > 0 && (unsplit.seconds == 0 || split.seconds < kSplitMargin * unsplit.seconds))
+    return split.params;
+  if (unsplit.seconds > 0) return unsplit.params;
+  Params fallback = params_of(kMid);  // nothing fits (tiny shared memory): the smallest tile
+  fallback["SPLITK"] = 1;
+  return fallback;
 }
 
 void launch(const DeviceGemm& g, const Params& p, cudaStream_t s) {
   const Compiled* c = find(p);
   if (!c)
     throw InvalidArgument("cuda.pipelined: tile not compiled (compiled: " + compiled_list() + ")");
+  const int splits = effective_splits(g.desc, c->shape.bk, splits_of(p));
   by_type(g, "cuda.pipelined", [&](auto tag) {
     using T = decltype(tag);
     const LaunchFn f = std::is_same_v<T, float>    ? c->f32
@@ -337,12 +576,13 @@ void launch(const DeviceGemm& g, const Params& p, cudaStream_t s) {
     if (!f)
       throw Unsupported("cuda.pipelined: tile " + shape_name(c->shape) + " is not compiled for " +
                         g.desc.types.name());
-    f(g, s);
+    f(g, splits, s);
   });
 }
 
 // One parameter per tile field; its candidates are the values the compiled shapes use, so the
-// space's valid points (enumerate(), what the tuner tries) are exactly the compiled shapes.
+// space's valid points (enumerate(), what the tuner tries) are the compiled shapes, each with
+// the split counts of SPLITK's candidates.
 ParamSpace pipelined_params() {
   struct Field {
     const char* help;
@@ -367,13 +607,16 @@ ParamSpace pipelined_params() {
     s.params.push_back(
         param(kNames[i], defaults[i], values, meta[i].min, meta[i].max, meta[i].help));
   }
+  s.params.push_back(param("SPLITK", 1, {1, 2, 4, 8, 16, 32}, 1, 256,
+                           "k slices per output tile (split-K): partial tiles reduced in order "
+                           "by a second kernel"));
   s.constraint = [](const Params& p) -> std::string {
     return find(p) ? "" : "this tile shape is not compiled (compiled: " + compiled_list() + ")";
   };
   return s;
 }
 
-const PlanTraits kOpsN{OperandForm::ops_n, {}};
+const PlanTraits kOpsN{OperandForm::ops_n, {}, workspace_bytes};
 
 GemmKernel pipelined_kernel_info() {
   GemmKernel k =
@@ -382,6 +625,7 @@ GemmKernel pipelined_kernel_info() {
                 9, pipelined_params(), launch, tile_limits, kOpsN);
   k.heuristic = choose_tile;
   k.preference = always(10);
+  k.batches = true;
   return k;
 }
 
@@ -402,6 +646,7 @@ GemmKernel fixed_tile_kernel(const Compiled& c) {
   k.can_implement = [fixed](const Device& d, const GemmDesc& desc, const Params&) {
     return tile_limits(d, desc, fixed);
   };
+  k.batches = true;
   return k;
 }
 

@@ -3,6 +3,7 @@
 #include "cuda/plan.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "cuda/runtime.hpp"
@@ -23,51 +24,88 @@ std::int64_t round16(std::int64_t v) {
   return (v + 15) / 16 * 16;
 }
 
-// A row-major rows x cols matrix on the device with a padded leading dimension, or a caller's
-// device buffer (GemmPlan::bind) that meets the launchers' alignment contract.
+using HostOf = std::function<const void*(std::int64_t)>;
+
+// `count` row-major rows x cols matrices on the device with a padded leading dimension, matrix
+// after matrix (stride = the allocated rows x ld), or a caller's device buffer (GemmPlan::bind,
+// one matrix) that meets the launchers' alignment contract.
 struct DeviceMatrix {
   DeviceBuffer buf;
-  std::int64_t rows = 0, cols = 0, ld = 0;
+  std::int64_t rows = 0, cols = 0, ld = 0, stride = 0, count = 1;
+  std::size_t elem = 0;
   void* caller = nullptr;  // set for a caller's buffer: buf stays empty
 
   void* data() const { return caller ? caller : buf.get(); }
-  static DeviceMatrix adopt(const void* p, std::int64_t r, std::int64_t c, std::int64_t ld_) {
+  static DeviceMatrix adopt(const void* p, DType t, std::int64_t r, std::int64_t c,
+                            std::int64_t ld_) {
     DeviceMatrix m;
     m.rows = r;
     m.cols = c;
     m.ld = ld_;
+    m.stride = r * ld_;
+    m.elem = dtype_size(t);
     m.caller = const_cast<void*>(p);
     return m;
   }
 
   DeviceMatrix() = default;
-  DeviceMatrix(DType t, std::int64_t r, std::int64_t c, const char* what)
-      : DeviceMatrix(t, r, c, padded_ld(c, t), what) {}
-  // Room for alloc_rows >= r rows of ld_ elements (uploads and downloads move r x c).
+  DeviceMatrix(DType t, std::int64_t r, std::int64_t c, const char* what, std::int64_t n = 1)
+      : DeviceMatrix(t, r, c, padded_ld(c, t), what, 0, n) {}
+  // Room for alloc_rows >= r rows of ld_ elements per matrix (uploads and downloads move r x c).
   DeviceMatrix(DType t, std::int64_t r, std::int64_t c, std::int64_t ld_, const char* what,
-               std::int64_t alloc_rows = 0)
-      : buf(static_cast<std::size_t>(std::max(r, alloc_rows) * ld_) * dtype_size(t), what),
+               std::int64_t alloc_rows = 0, std::int64_t n = 1)
+      : buf(static_cast<std::size_t>(std::max(r, alloc_rows) * ld_ * n) * dtype_size(t), what),
         rows(r),
         cols(c),
-        ld(ld_) {}
+        ld(ld_),
+        stride(std::max(r, alloc_rows) * ld_),
+        count(n),
+        elem(dtype_size(t)) {}
+
+  void* at(std::int64_t i) const { return static_cast<char*>(data()) + i * stride * elem; }
 
   // Copies on stream `s`; the caller synchronises it before the host relies on them. The
   // other side is host memory (load) or device memory (bind): cudaMemcpyDefault tells them
-  // apart by the pointer (unified addressing).
-  void upload(const void* src, std::int64_t src_ld, DType t, cudaStream_t s) {
+  // apart by the pointer (unified addressing). One 2D copy for the whole batch when the other
+  // side's matrices lie back to back like ours.
+  void upload(const HostOf& src, std::int64_t src_ld, cudaStream_t s) {
     if (rows == 0 || cols == 0) return;
-    const std::size_t es = dtype_size(t);
-    KAFEL_CUDA_CHECK(cudaMemcpy2DAsync(buf.get(), ld * es, src, src_ld * es, cols * es, rows,
-                                       cudaMemcpyDefault, s));
+    if (stacked(src, src_ld)) {
+      KAFEL_CUDA_CHECK(cudaMemcpy2DAsync(data(), ld * elem, src(0), src_ld * elem, cols * elem,
+                                         rows * count, cudaMemcpyDefault, s));
+      return;
+    }
+    for (std::int64_t i = 0; i < count; ++i)
+      KAFEL_CUDA_CHECK(cudaMemcpy2DAsync(at(i), ld * elem, src(i), src_ld * elem, cols * elem, rows,
+                                         cudaMemcpyDefault, s));
   }
-  void download(void* dst, std::int64_t dst_ld, DType t, cudaStream_t s) const {
+  void download(const std::function<void*(std::int64_t)>& dst, std::int64_t dst_ld,
+                cudaStream_t s) const {
     if (rows == 0 || cols == 0) return;
-    const std::size_t es = dtype_size(t);
-    KAFEL_CUDA_CHECK(cudaMemcpy2DAsync(dst, dst_ld * es, data(), ld * es, cols * es, rows,
-                                       cudaMemcpyDefault, s));
+    if (stacked([&](std::int64_t i) -> const void* { return dst(i); }, dst_ld)) {
+      KAFEL_CUDA_CHECK(cudaMemcpy2DAsync(dst(0), dst_ld * elem, data(), ld * elem, cols * elem,
+                                         rows * count, cudaMemcpyDefault, s));
+      return;
+    }
+    for (std::int64_t i = 0; i < count; ++i)
+      KAFEL_CUDA_CHECK(cudaMemcpy2DAsync(dst(i), dst_ld * elem, at(i), ld * elem, cols * elem, rows,
+                                         cudaMemcpyDefault, s));
   }
   void zero(cudaStream_t s) {
     if (!buf.empty()) KAFEL_CUDA_CHECK(cudaMemsetAsync(buf.get(), 0, buf.bytes(), s));
+  }
+
+ private:
+  // Host matrix i at host(0) + i * rows * host_ld elements and device matrices without extra
+  // rows: the batch is one rows*count x cols matrix on both sides.
+  bool stacked(const HostOf& host, std::int64_t host_ld) const {
+    if (count == 1) return true;
+    if (stride != rows * ld) return false;
+    const char* first = static_cast<const char*>(host(0));
+    const std::int64_t step = rows * host_ld * static_cast<std::int64_t>(elem);
+    for (std::int64_t i = 1; i < count; ++i)
+      if (static_cast<const char*>(host(i)) != first + i * step) return false;
+    return true;
   }
 };
 
@@ -99,18 +137,18 @@ class CudaGemmPlan final : public GemmPlan {
     prepare_scratch();
   }
 
-  // Operands already in this GPU's memory: used in place where they meet the launchers'
-  // contract (16-byte aligned rows whose width is a multiple of 16 bytes), else copied on the
-  // device into this plan's padded buffers (C back after each run). Runs are enqueued on the
-  // caller's stream, after the work already there, and not waited for; nothing goes through
-  // the host.
+  // Operands already in this GPU's memory (one matrix): used in place where they meet the
+  // launchers' contract (16-byte aligned rows whose width is a multiple of 16 bytes), else
+  // copied on the device into this plan's padded buffers (C back after each run). Runs are
+  // enqueued on the caller's stream, after the work already there, and not waited for; nothing
+  // goes through the host.
   void bind(const GemmArgs& args, void* stream) override {
     DeviceGuard g(ordinal_);
     args_ = args;
     bound_ = true;
     caller_stream_ = static_cast<cudaStream_t>(stream);
     slots_.clear();
-    if (traits_.form != OperandForm::k_major && adoptable(args))
+    if (traits_.form != OperandForm::k_major && batch() == 1 && adoptable(args))
       slots_.push_back(adopt(args));
     else
       slots_.push_back(traits_.form == OperandForm::k_major ? load_k_major(args, caller_stream_)
@@ -122,7 +160,7 @@ class CudaGemmPlan final : public GemmPlan {
     DeviceGuard g(ordinal_);
     if (slot < 0 || slot >= static_cast<int>(slots_.size()))
       throw InvalidArgument("CUDA plan: slot " + std::to_string(slot) + " was not loaded");
-    if (desc_.m == 0 || desc_.n == 0) return 0.0;  // nothing to do; a 0-sized grid is invalid
+    if (desc_.m == 0 || desc_.n == 0 || batch() == 0) return 0.0;  // a 0-sized grid is invalid
     Slot& s = slots_[slot];
     DeviceGemm dg = view(s);
     if (bound_) {
@@ -131,7 +169,8 @@ class CudaGemmPlan final : public GemmPlan {
       if (traits_.form == OperandForm::ops_n) to_ops_n(s, dg, caller_stream_);
       launcher_(dg, params_, caller_stream_);
       KAFEL_CUDA_CHECK_LAUNCH("GEMM kernel");
-      if (!s.c.caller) s.c.download(args_.c, args_.ldc, desc_.types.c, caller_stream_);
+      if (!s.c.caller)
+        s.c.download([&](std::int64_t i) { return args_.c_of(i); }, args_.ldc, caller_stream_);
       return 0.0;
     }
     launch_spin(stream_);
@@ -149,20 +188,25 @@ class CudaGemmPlan final : public GemmPlan {
     DeviceGuard g(ordinal_);
     if (slots_.empty()) throw InvalidArgument("CUDA plan: fetch before load");
     if (bound_) return;  // C is the caller's buffer, or was copied back by run
-    slots_[0].c.download(args_.c, args_.ldc, desc_.types.c, stream_);
+    slots_[0].c.download([&](std::int64_t i) { return args_.c_of(i); }, args_.ldc, stream_);
     stream_.synchronize();
   }
 
   std::string timer() const override { return "cuda-events"; }
 
  private:
+  std::int64_t batch() const { return desc_.batch; }
+
   void prepare_scratch() {
     const GemmTypes& t = desc_.types;
+    const std::int64_t count = batch();
     // Their shapes are the plan's: made once, kept across loads and binds.
     if (traits_.form == OperandForm::ops_n && desc_.op_a == Op::T && at_.buf.empty())
-      at_ = DeviceMatrix(t.a, desc_.m, desc_.k, "A transposed");
+      at_ = DeviceMatrix(t.a, desc_.m, desc_.k, "A transposed", count);
     if (traits_.form == OperandForm::ops_n && desc_.op_b == Op::T && bt_.buf.empty())
-      bt_ = DeviceMatrix(t.b, desc_.k, desc_.n, "B transposed");
+      bt_ = DeviceMatrix(t.b, desc_.k, desc_.n, "B transposed", count);
+    const std::size_t ws = traits_.workspace ? traits_.workspace(desc_, params_) : 0;
+    if (ws > 0 && workspace_.empty()) workspace_ = DeviceBuffer(ws, "split-K workspace");
     if (traits_.prepare && desc_.m > 0 && desc_.n > 0) traits_.prepare(view(slots_[0]));
   }
 
@@ -181,51 +225,55 @@ class CudaGemmPlan final : public GemmPlan {
   }
 
   Slot adopt(const GemmArgs& args) const {
+    const GemmTypes& t = desc_.types;
     const bool ta = desc_.op_a == Op::T, tb = desc_.op_b == Op::T;
     return Slot{
-        DeviceMatrix::adopt(args.a, ta ? desc_.k : desc_.m, ta ? desc_.m : desc_.k, args.lda),
-        DeviceMatrix::adopt(args.b, tb ? desc_.n : desc_.k, tb ? desc_.k : desc_.n, args.ldb),
-        DeviceMatrix::adopt(args.c, desc_.m, desc_.n, args.ldc)};
+        DeviceMatrix::adopt(args.a, t.a, ta ? desc_.k : desc_.m, ta ? desc_.m : desc_.k, args.lda),
+        DeviceMatrix::adopt(args.b, t.b, tb ? desc_.n : desc_.k, tb ? desc_.k : desc_.n, args.ldb),
+        DeviceMatrix::adopt(args.c, t.c, desc_.m, desc_.n, args.ldc)};
   }
 
   Slot load_as_given(const GemmArgs& args, cudaStream_t stream) {
     const GemmTypes& t = desc_.types;
     const bool ta = desc_.op_a == Op::T, tb = desc_.op_b == Op::T;
-    Slot slot{DeviceMatrix(t.a, ta ? desc_.k : desc_.m, ta ? desc_.m : desc_.k, "matrix A"),
-              DeviceMatrix(t.b, tb ? desc_.n : desc_.k, tb ? desc_.k : desc_.n, "matrix B"),
-              DeviceMatrix(t.c, desc_.m, desc_.n, "matrix C")};
-    slot.a.upload(args.a, args.lda, t.a, stream);
-    slot.b.upload(args.b, args.ldb, t.b, stream);
-    slot.c.upload(args.c, args.ldc, t.c, stream);
+    const std::int64_t n = batch();
+    Slot slot{DeviceMatrix(t.a, ta ? desc_.k : desc_.m, ta ? desc_.m : desc_.k, "matrix A", n),
+              DeviceMatrix(t.b, tb ? desc_.n : desc_.k, tb ? desc_.k : desc_.n, "matrix B", n),
+              DeviceMatrix(t.c, desc_.m, desc_.n, "matrix C", n)};
+    slot.a.upload([&](std::int64_t i) { return args.a_of(i); }, args.lda, stream);
+    slot.b.upload([&](std::int64_t i) { return args.b_of(i); }, args.ldb, stream);
+    slot.c.upload([&](std::int64_t i) -> const void* { return args.c_of(i); }, args.ldc, stream);
     return slot;
   }
 
   // A becomes mp x kp, B np x kp (k contiguous in both), zero-padded; C gets room for mp x np
-  // with zeroed padding, so that beta * C stays finite there.
+  // with zeroed padding, so that beta * C stays finite there. Matrix by matrix for a batch.
   Slot load_k_major(const GemmArgs& args, cudaStream_t stream) {
     const GemmTypes& t = desc_.types;
     if (dtype_size(t.a) != dtype_size(t.b) || (dtype_size(t.a) != 1 && dtype_size(t.a) != 4))
       throw InvalidArgument(
           "CUDA plan: the k-major operand form takes 1- or 4-byte inputs of one size (" + t.name() +
           ")");
-    const std::int64_t m = desc_.m, n = desc_.n, k = desc_.k;
+    const std::int64_t m = desc_.m, n = desc_.n, k = desc_.k, count = batch();
     const std::int64_t mp = round16(m), kp = std::max<std::int64_t>(16, round16(k));
     const std::int64_t np = padded_ld(n, t.c);
     const bool ta = desc_.op_a == Op::T, tb = desc_.op_b == Op::T;
-    Slot slot{DeviceMatrix(t.a, mp, kp, kp, "matrix A (k-major)"),
-              DeviceMatrix(t.b, np, kp, kp, "matrix B (k-major)"),
-              DeviceMatrix(t.c, m, n, np, "matrix C", mp)};
+    Slot slot{DeviceMatrix(t.a, mp, kp, kp, "matrix A (k-major)", 0, count),
+              DeviceMatrix(t.b, np, kp, kp, "matrix B (k-major)", 0, count),
+              DeviceMatrix(t.c, m, n, np, "matrix C", mp, count)};
     DeviceMatrix raw_a(t.a, ta ? k : m, ta ? m : k, "matrix A");
     DeviceMatrix raw_b(t.b, tb ? n : k, tb ? k : n, "matrix B");
-    raw_a.upload(args.a, args.lda, t.a, stream);
-    raw_b.upload(args.b, args.ldb, t.b, stream);
-    // op(A) is m x k: A itself (N) or A^T. B must become op(B)^T, n x k: B^T (N) or B (T).
-    launch_relayout(t.a, raw_a.buf.get(), raw_a.rows, raw_a.cols, raw_a.ld, ta, slot.a.buf.get(),
-                    mp, kp, kp, stream);
-    launch_relayout(t.b, raw_b.buf.get(), raw_b.rows, raw_b.cols, raw_b.ld, !tb, slot.b.buf.get(),
-                    np, kp, kp, stream);
+    for (std::int64_t i = 0; i < count; ++i) {
+      raw_a.upload([&](std::int64_t) { return args.a_of(i); }, args.lda, stream);
+      raw_b.upload([&](std::int64_t) { return args.b_of(i); }, args.ldb, stream);
+      // op(A) is m x k: A itself (N) or A^T. B must become op(B)^T, n x k: B^T (N) or B (T).
+      launch_relayout(t.a, raw_a.buf.get(), raw_a.rows, raw_a.cols, raw_a.ld, ta, slot.a.at(i), mp,
+                      kp, kp, stream);
+      launch_relayout(t.b, raw_b.buf.get(), raw_b.rows, raw_b.cols, raw_b.ld, !tb, slot.b.at(i), np,
+                      kp, kp, stream);
+    }
     slot.c.zero(stream);
-    slot.c.upload(args.c, args.ldc, t.c, stream);
+    slot.c.upload([&](std::int64_t i) -> const void* { return args.c_of(i); }, args.ldc, stream);
     KAFEL_CUDA_CHECK(cudaStreamSynchronize(stream));  // raw_a and raw_b are freed on return
     return slot;
   }
@@ -233,6 +281,11 @@ class CudaGemmPlan final : public GemmPlan {
   // The operands of a slot as the launcher receives them (before the ops_n pre-pass).
   DeviceGemm view(const Slot& s) const {
     DeviceGemm dg{desc_, s.a.data(), s.a.ld, s.b.data(), s.b.ld, s.c.data(), s.c.ld};
+    dg.stride_a = s.a.stride;
+    dg.stride_b = s.b.stride;
+    dg.stride_c = s.c.stride;
+    dg.workspace = workspace_.get();
+    dg.workspace_bytes = workspace_.bytes();
     if (traits_.form == OperandForm::k_major) {
       dg.desc.m = s.a.rows;
       dg.desc.n = s.c.ld;
@@ -246,15 +299,20 @@ class CudaGemmPlan final : public GemmPlan {
   // The transpose pre-pass of OperandForm::ops_n, inside the timed region.
   void to_ops_n(const Slot& s, DeviceGemm& dg, cudaStream_t stream) {
     const GemmTypes& t = desc_.types;
+    const std::int64_t count = batch();
     if (!at_.buf.empty() && desc_.k > 0) {
-      launch_transpose(t.a, s.a.data(), desc_.k, desc_.m, s.a.ld, at_.buf.get(), at_.ld, stream);
+      launch_transpose(t.a, s.a.data(), desc_.k, desc_.m, s.a.ld, at_.buf.get(), at_.ld, stream,
+                       count, s.a.stride, at_.stride);
       dg.a = at_.buf.get();
       dg.lda = at_.ld;
+      dg.stride_a = at_.stride;
     }
     if (!bt_.buf.empty() && desc_.k > 0) {
-      launch_transpose(t.b, s.b.data(), desc_.n, desc_.k, s.b.ld, bt_.buf.get(), bt_.ld, stream);
+      launch_transpose(t.b, s.b.data(), desc_.n, desc_.k, s.b.ld, bt_.buf.get(), bt_.ld, stream,
+                       count, s.b.stride, bt_.stride);
       dg.b = bt_.buf.get();
       dg.ldb = bt_.ld;
+      dg.stride_b = bt_.stride;
     }
     // With k = 0 nothing is read: the launcher only needs to see op N.
     dg.desc.op_a = dg.desc.op_b = Op::N;
@@ -273,6 +331,7 @@ class CudaGemmPlan final : public GemmPlan {
   EventTimer timer_;
   std::vector<Slot> slots_;
   DeviceMatrix at_, bt_;
+  DeviceBuffer workspace_;
 };
 
 }  // namespace

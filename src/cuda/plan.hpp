@@ -15,7 +15,9 @@ namespace kafel::cuda {
 
 // Device operands as a launcher sees them: row-major, with the conventions of GemmArgs.
 // Device leading dimensions are padded to a multiple of 16 bytes (see padded_ld), so 16-byte
-// vector accesses at 16-byte aligned columns never leave a row's allocation.
+// vector accesses at 16-byte aligned columns never leave a row's allocation. A batch
+// (desc.batch > 1, only for kernels that declare `batches`) lies matrix after matrix: matrix i
+// of A at a + i * stride_a elements (likewise B, C); each stride keeps 16-byte alignment.
 struct DeviceGemm {
   GemmDesc desc;
   const void* a = nullptr;
@@ -24,6 +26,10 @@ struct DeviceGemm {
   std::int64_t ldb = 0;
   void* c = nullptr;
   std::int64_t ldc = 0;
+  std::int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+  // Scratch of PlanTraits::workspace bytes (split-K partial tiles), null when none was asked for.
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
 };
 
 // Enqueues the GEMM on `stream`. A std::function, so a launcher may carry state prepared once
@@ -50,6 +56,9 @@ struct PlanTraits {
   // before the transpose pre-pass), outside the timed region: where a launcher with state
   // prepares. Not called when m or n is 0.
   std::function<void(const DeviceGemm&)> prepare;
+  // Device scratch the launcher needs for a problem and its parameters (split-K partial
+  // tiles), allocated once in load() and shared by the slots; null or 0: none.
+  std::function<std::size_t(const GemmDesc&, const Params&)> workspace;
 };
 
 // The smallest leading dimension >= cols that is a multiple of 16 bytes of `t`.
@@ -60,9 +69,12 @@ std::unique_ptr<GemmPlan> make_cuda_plan(const Device& device, const GemmDesc& d
                                          PlanTraits traits = {});
 
 // dst (cols x rows, ld ldd) = transpose of src (rows x cols, ld lds), both row-major; elements
-// of `t`'s size (1, 2, 4 or 8 bytes).
+// of `t`'s size (1, 2, 4 or 8 bytes). For `count` matrices, matrix i at src + i * src_stride and
+// dst + i * dst_stride elements.
 void launch_transpose(DType t, const void* src, std::int64_t rows, std::int64_t cols,
-                      std::int64_t lds, void* dst, std::int64_t ldd, cudaStream_t stream);
+                      std::int64_t lds, void* dst, std::int64_t ldd, cudaStream_t stream,
+                      std::int64_t count = 1, std::int64_t src_stride = 0,
+                      std::int64_t dst_stride = 0);
 
 // Elements of `t` (1 or 4 bytes): dst (dst_rows x dst_cols, ld ldd) = op(src) where it exists,
 // 0 elsewhere. op(src) is src (rows x cols, ld lds) or, with `transposed`, the transpose of src
@@ -77,7 +89,7 @@ void launch_spin(cudaStream_t stream);
 
 // ---- registration helpers (what every rung's own file uses) ---------------------------------
 
-// gridDim.y (and .z) limit: rungs put block rows of C there.
+// gridDim.y (and .z) limit: rungs put block rows of C there (and batches, k slices in z).
 inline constexpr std::int64_t kMaxGridY = 65535;
 
 // A rung of the SIMT ladder: the natural f32, f64 and i32 roles, the shared plan with `traits`,

@@ -12,11 +12,14 @@ namespace {
 constexpr int kTile = 32, kRows = 8;
 
 // Tiles of 32 x 32 through shared memory; block rows stride by the grid so any row count fits
-// the 65535-block limit of gridDim.y.
+// the 65535-block limit of gridDim.y. blockIdx.z picks the matrix of a batch.
 template <class T>
 __global__ void transpose_kernel(const T* __restrict__ src, long long rows, long long cols,
-                                 long long lds, T* __restrict__ dst, long long ldd) {
+                                 long long lds, T* __restrict__ dst, long long ldd,
+                                 long long src_stride, long long dst_stride) {
   __shared__ T tile[kTile][kTile + 1];
+  src += blockIdx.z * src_stride;
+  dst += blockIdx.z * dst_stride;
   const long long c0 = static_cast<long long>(blockIdx.x) * kTile;
   for (long long r0 = static_cast<long long>(blockIdx.y) * kTile; r0 < rows;
        r0 += static_cast<long long>(gridDim.y) * kTile) {
@@ -61,13 +64,19 @@ __global__ void relayout_kernel(const T* __restrict__ src, long long rows, long 
   }
 }
 
+// A batch goes in launches of at most 65535 matrices (gridDim.z).
 template <class T>
 void transpose(const void* src, long long rows, long long cols, long long lds, void* dst,
-               long long ldd, cudaStream_t s) {
-  const dim3 grid(ceil_div(cols, kTile), std::min<unsigned>(ceil_div(rows, kTile), 65535u));
-  transpose_kernel<T><<<grid, dim3(kTile, kRows), 0, s>>>(static_cast<const T*>(src), rows, cols,
-                                                          lds, static_cast<T*>(dst), ldd);
-  KAFEL_CUDA_CHECK_LAUNCH("transpose");
+               long long ldd, cudaStream_t s, long long count, long long src_stride,
+               long long dst_stride) {
+  for (long long first = 0; first < count; first += 65535) {
+    const auto n = static_cast<unsigned>(std::min<long long>(65535, count - first));
+    const dim3 grid(ceil_div(cols, kTile), std::min<unsigned>(ceil_div(rows, kTile), 65535u), n);
+    transpose_kernel<T><<<grid, dim3(kTile, kRows), 0, s>>>(
+        static_cast<const T*>(src) + first * src_stride, rows, cols, lds,
+        static_cast<T*>(dst) + first * dst_stride, ldd, src_stride, dst_stride);
+    KAFEL_CUDA_CHECK_LAUNCH("transpose");
+  }
 }
 
 template <class T>
@@ -96,20 +105,21 @@ void launch_spin(cudaStream_t s) {
 }
 
 void launch_transpose(DType t, const void* src, std::int64_t rows, std::int64_t cols,
-                      std::int64_t lds, void* dst, std::int64_t ldd, cudaStream_t s) {
-  if (rows == 0 || cols == 0) return;
+                      std::int64_t lds, void* dst, std::int64_t ldd, cudaStream_t s,
+                      std::int64_t count, std::int64_t src_stride, std::int64_t dst_stride) {
+  if (rows == 0 || cols == 0 || count == 0) return;
   switch (dtype_size(t)) {
     case 1:  // i8 for the tensor-core rungs
-      transpose<unsigned char>(src, rows, cols, lds, dst, ldd, s);
+      transpose<unsigned char>(src, rows, cols, lds, dst, ldd, s, count, src_stride, dst_stride);
       return;
     case 2:  // f16, bf16 for the tensor-core rungs
-      transpose<unsigned short>(src, rows, cols, lds, dst, ldd, s);
+      transpose<unsigned short>(src, rows, cols, lds, dst, ldd, s, count, src_stride, dst_stride);
       return;
     case 4:
-      transpose<float>(src, rows, cols, lds, dst, ldd, s);
+      transpose<float>(src, rows, cols, lds, dst, ldd, s, count, src_stride, dst_stride);
       return;
     case 8:
-      transpose<double>(src, rows, cols, lds, dst, ldd, s);
+      transpose<double>(src, rows, cols, lds, dst, ldd, s, count, src_stride, dst_stride);
       return;
     default:
       throw Unsupported("transpose: " + std::string(to_string(t)) +

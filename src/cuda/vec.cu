@@ -80,7 +80,7 @@ void launch(const DeviceGemm& g, const Params&, cudaStream_t s) {
 const Register registered{cuda_rung(
     "cuda.vec", "2D blocking + 128-bit loads, A tile transposed in shared memory", 7, {}, launch,
     [](const Device&, const GemmDesc& d, const Params&) { return grid_rows_fit(d, BM); },
-    PlanTraits{OperandForm::ops_n, {}})};
+    PlanTraits{OperandForm::ops_n, {}, {}})};
 
 }  // namespace
 }  // namespace kafel::cuda

@@ -87,7 +87,7 @@ void launch(const DeviceGemm& g, const Params&, cudaStream_t s) {
 const Register registered{cuda_rung(
     "cuda.warptile", "warp tiling 64x32 per warp, conflict-free 128-bit fragments", 8, {}, launch,
     [](const Device&, const GemmDesc& d, const Params&) { return grid_rows_fit(d, BM); },
-    PlanTraits{OperandForm::ops_n, {}})};
+    PlanTraits{OperandForm::ops_n, {}, {}})};
 
 }  // namespace
 }  // namespace kafel::cuda

@@ -1,6 +1,6 @@
 // The CLBlast comparison baseline ocl.clblast (`--vs clblast`): CLBlast's GEMM with its default
-// (or its own tuned) parameters on the same device and queue as kafel's kernels. Registered only
-// when CLBlast was found at build time (KAFEL_HAVE_CLBLAST).
+// (or its own tuned) parameters on the same device and queue as kafel's kernels; a batch through
+// GemmStridedBatched. Registered only when CLBlast was found at build time (KAFEL_HAVE_CLBLAST).
 #ifdef KAFEL_HAVE_CLBLAST
 #include <clblast.h>
 
@@ -106,6 +106,16 @@ class ClblastPlan : public OclPlan {
   Event gemm(Operands& s, T alpha, T beta) {
     cl_command_queue q = ctx_.queue();
     cl_event e = nullptr;
+    if (batch_ > 1) {  // the strided-batched baseline: one call for the whole batch
+      auto status = clblast::GemmStridedBatched<T>(
+          clblast::Layout::kRowMajor, trans_a(), trans_b(), S(m_), S(n_), S(k_), alpha,
+          s.a.handle(), 0, lda(), S(stride_a_), s.b.handle(), 0, ldb(), S(stride_b_), beta,
+          s.c.handle(), 0, S(ldc_), S(stride_c_), S(batch_), &q, &e);
+      if (status != clblast::StatusCode::kSuccess)
+        throw DeviceError("CLBlast GemmStridedBatched " + desc_.shape() + " failed with status " +
+                          std::to_string(int(status)));
+      return Event(e);
+    }
     auto status = clblast::Gemm<T>(clblast::Layout::kRowMajor, trans_a(), trans_b(), S(m_), S(n_),
                                    S(k_), alpha, s.a.handle(), 0, lda(), s.b.handle(), 0, ldb(),
                                    beta, s.c.handle(), 0, S(ldc_), &q, &e, temp_.handle());
@@ -142,6 +152,7 @@ GemmKernel clblast_kernel() {
              {GemmTypes::of(DType::f64), Cap::fp64},
              {GemmTypes::of(DType::f16, Compute::f16), Cap::fp16}};
   k.baseline = true;
+  k.batches = true;  // GemmStridedBatched
   k.make_plan = make<ClblastPlan>;
   return k;
 }

@@ -69,7 +69,10 @@ std::size_t acc_bytes(const GemmTypes& t) {
 }
 
 Defines defines_of(const Params& p) {
-  return Defines(p.begin(), p.end());
+  Defines out;
+  for (const auto& [name, value] : p)
+    if (name != "SPLITK") out.emplace_back(name, value);
+  return out;
 }
 
 std::string fits_limits(const std::vector<std::size_t>& local, std::size_t max_work_group,
@@ -135,6 +138,7 @@ OclPlan::OclPlan(const Device& device, const GemmDesc& desc, const Params& param
   m_ = int(desc.m);
   n_ = int(desc.n);
   k_ = int(desc.k);
+  batch_ = int(std::max<std::int64_t>(1, desc.batch));
 }
 
 Program OclPlan::build(const std::vector<std::string>& files, Defines extra) const {
@@ -183,9 +187,9 @@ Kernel OclPlan::checked_kernel(const Program& program, const char* name,
   return k;
 }
 
-Buffer OclPlan::scratch(std::int64_t elements) const {
+Buffer OclPlan::scratch(std::int64_t elements, int count) const {
   check_index(elements, "a padded operand");
-  return Buffer(ctx_, std::size_t(elements) * dtype_size(desc_.types.c));
+  return Buffer(ctx_, std::size_t(elements) * std::size_t(count) * dtype_size(desc_.types.c));
 }
 
 void OclPlan::load(const GemmArgs& args, int slots) {
@@ -202,21 +206,28 @@ void OclPlan::load(const GemmArgs& args, int slots) {
   sa_ = d.op_a == Op::N ? Strides{int(args.lda), 1} : Strides{1, int(args.lda)};
   sb_ = d.op_b == Op::N ? Strides{int(args.ldb), 1} : Strides{1, int(args.ldb)};
   ldc_ = int(args.ldc);
+  // A batch lies matrix after matrix on the device; kernels add z * stride with 64-bit offsets.
+  stride_a_ = a_span;
+  stride_b_ = b_span;
+  stride_c_ = c_span;
   slots_.clear();
   for (int s = 0; s < slots; ++s) {
     Operands o;
-    o.a = Buffer(ctx_, std::size_t(a_span) * es);
-    o.b = Buffer(ctx_, std::size_t(b_span) * es);
-    o.c = Buffer(ctx_, std::size_t(c_span) * es);
-    o.a.write(ctx_, args.a, o.a.bytes());
-    o.b.write(ctx_, args.b, o.b.bytes());
-    o.c.write(ctx_, args.c, o.c.bytes());
+    o.a = Buffer(ctx_, std::size_t(a_span * batch_) * es);
+    o.b = Buffer(ctx_, std::size_t(b_span * batch_) * es);
+    o.c = Buffer(ctx_, std::size_t(c_span * batch_) * es);
+    for (int i = 0; i < batch_; ++i) {
+      o.a.write(ctx_, args.a_of(i), std::size_t(a_span) * es, std::size_t(i * a_span) * es);
+      o.b.write(ctx_, args.b_of(i), std::size_t(b_span) * es, std::size_t(i * b_span) * es);
+      o.c.write(ctx_, args.c_of(i), std::size_t(c_span) * es, std::size_t(i * c_span) * es);
+    }
     slots_.push_back(std::move(o));
   }
   if (m_ == 0 || n_ == 0) return;
   prepass_ = build({"prepass.cl"});
   pack_k_ = prepass_.kernel("pack");
   scale_k_ = prepass_.kernel("scale_c");
+  reduce_k_ = prepass_.kernel("splitk_reduce");
   if (k_ > 0 && !prepared_) {
     prepare();
     prepared_ = true;
@@ -235,7 +246,9 @@ double OclPlan::run(int slot) {
     set_scalar(scale_k_, 2, desc_.beta);
     scale_k_.arg(3, s.c);
     scale_k_.arg(4, ldc_);
-    events.push_back(launch(ctx_, scale_k_, {std::size_t(n_), std::size_t(m_)}, {16, 16}));
+    scale_k_.arg(5, cl_long(stride_c_));
+    events.push_back(launch(ctx_, scale_k_, {std::size_t(n_), std::size_t(m_), std::size_t(batch_)},
+                            {16, 16, 1}));
   } else {
     events = enqueue(s);
   }
@@ -244,7 +257,8 @@ double OclPlan::run(int slot) {
 
 void OclPlan::fetch() {
   if (slots_.empty()) throw InvalidArgument("GemmPlan::fetch before load");
-  slots_[0].c.read(ctx_, args_.c, slots_[0].c.bytes());
+  const std::size_t bytes = std::size_t(stride_c_) * dtype_size(desc_.types.c);
+  for (int i = 0; i < batch_; ++i) slots_[0].c.read(ctx_, args_.c_of(i), bytes, i * bytes);
 }
 
 void OclPlan::set_scalar(Kernel& k, cl_uint i, double v) const {
@@ -265,20 +279,32 @@ void OclPlan::set_alpha_beta(Kernel& k, cl_uint i) const {
   set_scalar(k, i + 1, desc_.beta);
 }
 
-Event OclPlan::pack(Buffer& src, Strides st, int rows, int cols, Buffer& dst, int rows_p,
-                    int cols_p, int panel) {
-  pack_k_.args(rows, cols, src, st.rs, st.cs, dst, cols_p, rows_p, cols_p, panel);
-  return launch(ctx_, pack_k_, {std::size_t(cols_p), std::size_t(rows_p)}, {16, 16});
+Event OclPlan::pack(Buffer& src, Strides st, int rows, int cols, std::int64_t src_stride,
+                    Buffer& dst, int rows_p, int cols_p, int panel) {
+  pack_k_.args(rows, cols, src, st.rs, st.cs, dst, cols_p, rows_p, cols_p, panel,
+               cl_long(src_stride), cl_long(std::int64_t(rows_p) * cols_p));
+  return launch(ctx_, pack_k_, {std::size_t(cols_p), std::size_t(rows_p), std::size_t(batch_)},
+                {16, 16, 1});
 }
 
 Event OclPlan::pack_a(Operands& s, Buffer& dst, bool kmajor, int rows_p, int cols_p, int panel) {
-  if (kmajor) return pack(s.a, {sa_.cs, sa_.rs}, k_, m_, dst, rows_p, cols_p, panel);
-  return pack(s.a, sa_, m_, k_, dst, rows_p, cols_p, panel);
+  if (kmajor) return pack(s.a, {sa_.cs, sa_.rs}, k_, m_, stride_a_, dst, rows_p, cols_p, panel);
+  return pack(s.a, sa_, m_, k_, stride_a_, dst, rows_p, cols_p, panel);
 }
 
 Event OclPlan::pack_b(Operands& s, Buffer& dst, bool kmajor, int rows_p, int cols_p, int panel) {
-  if (kmajor) return pack(s.b, sb_, k_, n_, dst, rows_p, cols_p, panel);
-  return pack(s.b, {sb_.cs, sb_.rs}, n_, k_, dst, rows_p, cols_p, panel);
+  if (kmajor) return pack(s.b, sb_, k_, n_, stride_b_, dst, rows_p, cols_p, panel);
+  return pack(s.b, {sb_.cs, sb_.rs}, n_, k_, stride_b_, dst, rows_p, cols_p, panel);
+}
+
+Event OclPlan::reduce_splits(Operands& s, Buffer& partials, int splits) {
+  reduce_k_.args(m_, n_, splits, batch_, partials);
+  set_alpha_beta(reduce_k_, 5);
+  reduce_k_.arg(7, s.c);
+  reduce_k_.arg(8, ldc_);
+  reduce_k_.arg(9, cl_long(stride_c_));
+  return launch(ctx_, reduce_k_, {std::size_t(n_), std::size_t(m_), std::size_t(batch_)},
+                {16, 16, 1});
 }
 
 }  // namespace kafel::ocl

@@ -13,7 +13,8 @@
 
 namespace kafel::ocl {
 
-// The operands of one slot as uploaded: exactly the host's normalised row-major storage.
+// The operands of one slot as uploaded: exactly the host's normalised row-major storage, a
+// batch matrix after matrix (OclPlan::stride_a_ ... elements apart).
 struct Operands {
   Buffer a, b, c;
 };
@@ -43,7 +44,7 @@ std::string type_options(const Context& ctx, const GemmTypes& t);
 // Bytes of one accumulator element (what the kernels' local-memory tiles hold).
 std::size_t acc_bytes(const GemmTypes& t);
 
-// Params as -D defines.
+// Params as -D defines; SPLITK, a kernel argument, is left out (one program for every split).
 Defines defines_of(const Params& p);
 
 // ---- checks before a plan (can_implement) ---------------------------------------------------
@@ -102,10 +103,15 @@ class OclPlan : public GemmPlan {
   // Queues a pack of op(A) (transpose = false: M x K as rows x cols; true: K x M) into `dst`
   // (rows_p x cols_p, zero padded). Same for op(B) (false: N x K; true: K x N).
   // panel > 0: column panels of that width stored one after another (see prepass.cl).
+  // A batch is packed by the same launch, matrix z at dst + z * rows_p * cols_p.
   Event pack_a(Operands& s, Buffer& dst, bool kmajor, int rows_p, int cols_p, int panel = 0);
   Event pack_b(Operands& s, Buffer& dst, bool kmajor, int rows_p, int cols_p, int panel = 0);
-  // A device buffer of `elements` of the storage type.
-  Buffer scratch(std::int64_t elements) const;
+  // Split-K: C = alpha * (the `splits` partial tiles in `partials`, summed in order) + beta * C
+  // for every matrix of the batch (layout: prepass.cl, splitk_reduce).
+  Event reduce_splits(Operands& s, Buffer& partials, int splits);
+  // A device buffer of `count` blocks of `elements` of the storage type (each block within the
+  // kernels' 32-bit indices).
+  Buffer scratch(std::int64_t elements, int count = 1) const;
   // Alpha and beta as the kernels' `scal` argument type.
   void set_alpha_beta(Kernel& k, cl_uint first_index) const;
   // One value as the kernels' `scal` type: double (f64), int (i32: the validated integer value),
@@ -116,18 +122,20 @@ class OclPlan : public GemmPlan {
   GemmDesc desc_;
   Params params_;
   int m_ = 0, n_ = 0, k_ = 0;
+  int batch_ = 1;  // matrices (desc.batch; > 1 only for rungs that declare batches)
   Strides sa_, sb_;
   int ldc_ = 0;
+  std::int64_t stride_a_ = 0, stride_b_ = 0, stride_c_ = 0;  // elements between matrices
   std::vector<Operands> slots_;
 
  private:
-  Event pack(Buffer& src, Strides st, int rows, int cols, Buffer& dst, int rows_p, int cols_p,
-             int panel);
+  Event pack(Buffer& src, Strides st, int rows, int cols, std::int64_t src_stride, Buffer& dst,
+             int rows_p, int cols_p, int panel);
   // "<rung> <params> (<roles>) on <device>: <what>" as an Unsupported.
   [[noreturn]] void unsupported(const std::string& rung, const std::string& what) const;
   GemmArgs args_;
   Program prepass_;
-  Kernel pack_k_, scale_k_;
+  Kernel pack_k_, scale_k_, reduce_k_;
   bool prepared_ = false;
 };
 

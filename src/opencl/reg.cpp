@@ -1,6 +1,7 @@
 // Rung ocl.reg (kernels/reg.cl): the fast general kernel. 2D register blocking over packed
 // operands, KWG-deep slices staged in local memory (SA / SB) or read from global memory, optional
-// per-tile panels (PK). The default on CPU devices (PoCL: SA = SB = 0 avoids barriers).
+// per-tile panels (PK); batches and split-K (SPLITK) in dimension 2. The default on CPU devices
+// (PoCL: SA = SB = 0 avoids barriers).
 #include "core/registry.hpp"
 #include "opencl/reg_block_plan.hpp"
 
@@ -19,7 +20,8 @@ ParamSpace reg_space() {
       param("VWN", 4, {1, 2, 4, 8, 16}, 1, 16, "vector width of B loads and C accumulators"),
       param("SA", 1, {0, 1}, 0, 1, "stage A slices in local memory"),
       param("SB", 1, {0, 1}, 0, 1, "stage B slices in local memory"),
-      param("PK", 0, {0, 1}, 0, 1, "pack operands as contiguous per-tile panels (CPU caches)")};
+      param("PK", 0, {0, 1}, 0, 1, "pack operands as contiguous per-tile panels (CPU caches)"),
+      splitk_param()};
   s.constraint = [](const Params& p) -> std::string {
     if (std::string why = reg_block_tiles(p); !why.empty()) return why;
     const auto mwg = p.at("MWG"), nwg = p.at("NWG"), mdimc = p.at("MDIMC"), ndimc = p.at("NDIMC");
@@ -49,6 +51,7 @@ class RegPlan final : public RegBlockPlan {
 };
 
 std::string reg_limits(const Device& d, const GemmDesc& g, const Params& p) {
+  if (std::string why = reg_block_batch(g, p); !why.empty()) return why;
   return fits_device(d, reg_block_work_group(p), reg_local_bytes(p, g.types));
 }
 
@@ -59,6 +62,7 @@ GemmKernel reg_kernel() {
   // CPU devices: the barrier-free tuned configurations make it the fastest rung there. GPUs:
   // the fallback when ocl.reg2 cannot run.
   k.preference = [](const Device& d, const GemmDesc&) { return d.is_gpu ? 20 : 30; };
+  k.batches = true;
   return k;
 }
 

@@ -1,5 +1,6 @@
 // Rung ocl.reg2 (kernels/reg2.cl): register blocking with double-buffered local memory and a
-// register prefetch of the next k-tile, one barrier per tile. The default on GPUs.
+// register prefetch of the next k-tile, one barrier per tile; batches and split-K in dimension 2.
+// The default on GPUs, with a tile and split chosen by the shape.
 #include "core/registry.hpp"
 #include "opencl/reg_block_plan.hpp"
 
@@ -17,7 +18,8 @@ ParamSpace reg2_space() {
               param("MDIMC", 16, {4, 8, 16, 32}, 1, 1024, "work-items along m"),
               param("NDIMC", 16, {4, 8, 16, 32}, 1, 1024, "work-items along n"),
               param("VWM", 4, {1, 2, 4, 8}, 1, 16, "vector width of A loads (global and local)"),
-              param("VWN", 4, {1, 2, 4, 8}, 1, 16, "vector width of B loads and C accumulators")};
+              param("VWN", 4, {1, 2, 4, 8}, 1, 16, "vector width of B loads and C accumulators"),
+              splitk_param()};
   s.constraint = [](const Params& p) -> std::string {
     if (std::string why = reg_block_tiles(p); !why.empty()) return why;
     const auto mwg = p.at("MWG"), nwg = p.at("NWG"), kwg = p.at("KWG");
@@ -36,14 +38,19 @@ std::uint64_t reg2_local_bytes(const Params& q, const GemmTypes& t) {
   return std::uint64_t(2 * (q.at("MWG") + q.at("NWG")) * q.at("KWG")) * acc_bytes(t);
 }
 
-// The defaults' buffers double for f64 (64 KiB), more than many GPUs have (NVIDIA: 48 KiB per
-// work-group): then a half-depth k-tile, which keeps the tile shape and halves the buffers.
+// The shape (reg_block_shape: 256x64 tiles for skinny outputs, a k split when the tiles cannot
+// fill the compute units) over the defaults. Their buffers double for f64 (64 KiB for 128x128),
+// more than many GPUs have (NVIDIA: 48 KiB per work-group): then a half-depth k-tile, which keeps
+// the tile shape and halves the buffers.
 Params reg2_heuristic(const Device& d, const GemmDesc& g) {
   static const ParamSpace space = reg2_space();
   Params p = space.defaults();
-  if (reg2_local_bytes(p, g.types) <= d.local_memory) return {};
+  Params out = reg_block_shape(d, g, p);
+  for (const auto& [name, v] : out) p[name] = v;
+  if (space.check(p).empty() && reg2_local_bytes(p, g.types) <= d.local_memory) return out;
   p["KWG"] = 8;
-  if (space.check(p).empty() && reg2_local_bytes(p, g.types) <= d.local_memory) return {{"KWG", 8}};
+  out["KWG"] = 8;
+  if (space.check(p).empty() && reg2_local_bytes(p, g.types) <= d.local_memory) return out;
   return {};  // nothing of this shape fits: the default choice moves on to another rung
 }
 
@@ -56,6 +63,7 @@ class Reg2Plan final : public RegBlockPlan {
 };
 
 std::string reg2_limits(const Device& d, const GemmDesc& g, const Params& p) {
+  if (std::string why = reg_block_batch(g, p); !why.empty()) return why;
   return fits_device(d, reg_block_work_group(p), reg2_local_bytes(p, g.types));
 }
 
@@ -64,6 +72,7 @@ GemmKernel reg2_kernel() {
       ocl_kernel("reg2", "register blocking, double-buffered local memory, register prefetch", 9,
                  buffer_types(), reg2_space(), make<Reg2Plan>, reg2_limits);
   k.heuristic = reg2_heuristic;
+  k.batches = true;
   // GPUs only: on CPU devices (PoCL) every barrier spills the live private values.
   k.preference = [](const Device& d, const GemmDesc&) { return d.is_gpu ? 30 : 0; };
   return k;

@@ -1,10 +1,62 @@
 // The register-blocked rungs' shared plan (see reg_block_plan.hpp): pre-pass packing into
-// tile-padded k-major operands, then one launch of the rung's kernel.
+// tile-padded k-major operands, one launch of the rung's kernel for the whole batch and every
+// k slice, then the split-K reduction when k is split.
 #include "opencl/reg_block_plan.hpp"
+
+#include <algorithm>
 
 namespace kafel::ocl {
 
 using S = std::size_t;
+
+int reg_block_splits(const GemmDesc& g, const Params& p) {
+  const auto it = p.find("SPLITK");
+  const std::int64_t want = it == p.end() ? 1 : it->second;
+  const std::int64_t tiles = (g.k + p.at("KWG") - 1) / p.at("KWG");
+  return int(std::max<std::int64_t>(1, std::min(want, tiles)));
+}
+
+std::string reg_block_batch(const GemmDesc& g, const Params& p) {
+  const std::int64_t z = std::max<std::int64_t>(1, g.batch) * reg_block_splits(g, p);
+  if (z <= 65535) return "";
+  return "a batch of " + std::to_string(g.batch) + " matrices x " +
+         std::to_string(reg_block_splits(g, p)) +
+         " k slices exceeds 65535 work-groups in dimension 2";
+}
+
+ParamDesc splitk_param() {
+  return param("SPLITK", 1, {1, 2, 4, 8, 16}, 1, 256,
+               "k slices per C tile (split-K): partial tiles summed in order by a second kernel");
+}
+
+Params reg_block_shape(const Device& d, const GemmDesc& g, const Params& base) {
+  Params out;
+  std::int64_t mwg = base.at("MWG"), nwg = base.at("NWG");
+  // Skinny outputs: the long side gets the 256-wide tile, the short one 64.
+  if (g.n <= 64 && g.m >= 4 * g.n) {
+    mwg = 256;
+    nwg = 64;
+  } else if (g.m <= 64 && g.n >= 4 * g.m) {
+    mwg = 64;
+    nwg = 256;
+  }
+  if (mwg != base.at("MWG") || nwg != base.at("NWG")) {
+    out["MWG"] = mwg;
+    out["NWG"] = nwg;
+  }
+  // Fewer tiles than compute units: split k so that about two work-groups run on each, every
+  // slice at least four k-tiles deep.
+  const std::int64_t tiles =
+      ((g.m + mwg - 1) / mwg) * ((g.n + nwg - 1) / nwg) * std::max<std::int64_t>(1, g.batch);
+  const std::int64_t units = std::max(1, d.compute_units);
+  const std::int64_t ktiles = (g.k + base.at("KWG") - 1) / base.at("KWG");
+  if (tiles < units) {
+    const std::int64_t s =
+        std::min({(2 * units + tiles - 1) / tiles, ktiles / 4, std::int64_t(64)});
+    if (s > 1) out["SPLITK"] = s;
+  }
+  return out;
+}
 
 std::vector<std::size_t> reg_block_work_group(const Params& p) {
   return {S(p.at("NDIMC")), S(p.at("MDIMC"))};
@@ -29,6 +81,7 @@ void RegBlockPlan::prepare() {
   mp_ = int(round_up(m_, mwg));
   np_ = int(round_up(n_, nwg));
   kp_ = int(round_up(k_, kwg));
+  splits_ = reg_block_splits(desc_, q);
   // No pre-pass for an operand already k-major with tile-multiple sizes (e.g. B in NN), unless
   // it has to be rearranged into panels.
   const bool pk = panels();
@@ -36,11 +89,14 @@ void RegBlockPlan::prepare() {
   pack_b_ = pk || !(np_ == n_ && kp_ == k_ && sb_.cs == 1 && sb_.rs == n_);
   panel_a_ = pk ? int(mwg) : 0;
   panel_b_ = pk ? int(nwg) : 0;
-  if (pack_a_) at_ = scratch(std::int64_t(kp_) * mp_);
-  if (pack_b_) bp_ = scratch(std::int64_t(kp_) * np_);
+  if (pack_a_) at_ = scratch(std::int64_t(kp_) * mp_, batch_);
+  if (pack_b_) bp_ = scratch(std::int64_t(kp_) * np_, batch_);
+  if (splits_ > 1)
+    partials_ = Buffer(ctx_, S(splits_) * S(batch_) * S(m_) * S(n_) * acc_bytes(desc_.types));
   program_ = build({"reg_block.cl", rung_name_ + ".cl"});  // the shared macros first
   kernel_ = checked_kernel(program_, ("gemm_" + rung_name_).c_str(), local, name);
-  range_ = {{S(np_ / nwg) * local[0], S(mp_ / mwg) * local[1]}, local};
+  range_ = {{S(np_ / nwg) * local[0], S(mp_ / mwg) * local[1], S(batch_) * S(splits_)},
+            {local[0], local[1], 1}};
 }
 
 std::vector<Event> RegBlockPlan::enqueue(Operands& s) {
@@ -55,7 +111,14 @@ std::vector<Event> RegBlockPlan::enqueue(Operands& s) {
   kernel_.arg(8, np_);
   kernel_.arg(9, s.c);
   kernel_.arg(10, ldc_);
+  kernel_.arg(11, cl_long(pack_a_ ? std::int64_t(kp_) * mp_ : stride_a_));
+  kernel_.arg(12, cl_long(pack_b_ ? std::int64_t(kp_) * np_ : stride_b_));
+  kernel_.arg(13, cl_long(stride_c_));
+  kernel_.arg(14, splits_);
+  kernel_.arg(15, batch_);
+  kernel_.arg(16, partials_);  // a null buffer when k is not split (never written then)
   ev.push_back(launch(ctx_, kernel_, range_.global, range_.local));
+  if (splits_ > 1) ev.push_back(reduce_splits(s, partials_, splits_));
   return ev;
 }
 

@@ -1,8 +1,10 @@
 // The register-blocked rungs' shared plan (ocl.reg, ocl.reg2): 2D register blocking over At
 // (Kp x Mp) and Bp (Kp x Np), packed and padded to the MWG / NWG / KWG tiles by the pre-pass
-// (skipped for an operand already in that layout). Parameters MWG NWG KWG MDIMC NDIMC VWM VWN;
-// kernel arguments M N Kp alpha beta At Mp Bp Np C ldc. The rungs differ in their kernel file,
-// their local memory and ocl.reg's panel layout (PK).
+// (skipped for an operand already in that layout). Parameters MWG NWG KWG MDIMC NDIMC VWM VWN
+// SPLITK; kernel arguments M N Kp alpha beta At Mp Bp Np C ldc, then the batch strides, the
+// split count, the batch and the split-K workspace (reg_block.cl, BATCH_ARGS). Batches and k
+// slices go in dimension 2 of the range. The rungs differ in their kernel file, their local
+// memory and ocl.reg's panel layout (PK).
 #pragma once
 
 #include "opencl/gemm_plan.hpp"
@@ -30,6 +32,8 @@ class RegBlockPlan : public OclPlan {
   NdRange range_;
   Program program_;
   Kernel kernel_;
+  int splits_ = 1;
+  Buffer partials_;  // split-K partial tiles (splits_ > 1)
 };
 
 // The work-group of a register-blocked configuration: NDIMC x MDIMC.
@@ -38,5 +42,16 @@ std::vector<std::size_t> reg_block_work_group(const Params& p);
 // The ParamSpace constraint both rungs share beyond their own: vector widths and tiles that
 // split evenly over work-items and vectors.
 std::string reg_block_tiles(const Params& p);
+
+// The k slices a configuration runs: SPLITK, at most one per KWG-deep k-tile.
+int reg_block_splits(const GemmDesc& g, const Params& p);
+// What both rungs' can_implement adds for batches and splits: at most 65535 matrices x slices
+// (dimension 2 of the range, as NVIDIA's driver maps it to the grid).
+std::string reg_block_batch(const GemmDesc& g, const Params& p);
+// The SPLITK parameter both rungs share.
+ParamDesc splitk_param();
+// The shape-aware part of a GPU default: tiles for skinny outputs (n or m <= 64) and a k split
+// when the output tiles cannot fill the compute units. `base` is the rung's default tile.
+Params reg_block_shape(const Device& d, const GemmDesc& g, const Params& base);
 
 }  // namespace kafel::ocl

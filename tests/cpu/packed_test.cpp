@@ -196,7 +196,7 @@ TEST(PackedSetup, BlockSizesAreTileMultiples) {
 TEST(PackedSetup, IsTheDefaultCpuKernel) {
   const Device cpu = select_device("cpu");
   for (DType t : {DType::f32, DType::f64, DType::i32, DType::f16, DType::bf16, DType::i8})
-    EXPECT_EQ(choose_gemm(cpu, GemmDesc{64, 64, 64, Op::N, Op::N, 1, 0, t}).kernel, "cpu.packed")
+    EXPECT_EQ(choose_gemm(cpu, GemmDesc{512, 512, 512, Op::N, Op::N, 1, 0, t}).kernel, "cpu.packed")
         << to_string(t);
 }
 

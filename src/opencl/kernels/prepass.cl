@@ -1,5 +1,6 @@
 // Pre-pass kernels of the tiled rungs: copy an operand into a zero-padded buffer in the
-// orientation the kernel wants (transposing on the way), and C = beta*C for k == 0.
+// orientation the kernel wants (transposing on the way), C = beta*C for k == 0, and the split-K
+// reduction. Dimension 2 of every range is the matrix of a batch.
 
 #define PT 16
 
@@ -7,10 +8,13 @@
 // panel > 0 stores column panels of that width one after another (each Rp x panel, row-major),
 // so a work-group streaming one panel over all rows reads contiguous memory (CPU caches).
 // A 16x16 local tile keeps both the reads and the writes coalesced when it transposes.
+// Matrix z of a batch: src + z * sstride, dst + z * dstride.
 __kernel __attribute__((reqd_work_group_size(PT, PT, 1)))
 void pack(int R, int Cc, __global const raw* src, int rs, int cs, __global raw* dst, int ldd,
-          int Rp, int Cp, int panel) {
+          int Rp, int Cp, int panel, long sstride, long dstride) {
   __local raw tile[PT][PT + 1];
+  src += get_global_id(2) * sstride;
+  dst += get_global_id(2) * dstride;
   const int lx = get_local_id(0), ly = get_local_id(1);
   const int c0 = get_group_id(0) * PT, r0 = get_group_id(1) * PT;
   if (cs == 1) {  // source contiguous along c: x runs along c
@@ -29,10 +33,25 @@ void pack(int R, int Cc, __global const raw* src, int rs, int cs, __global raw* 
 }
 
 // C = beta * C over m x n (k == 0); beta == 0 writes zeros without reading C.
-__kernel void scale_c(int M, int N, scal beta, __global real* C, int ldc) {
+__kernel void scale_c(int M, int N, scal beta, __global real* C, int ldc, long cstride) {
   const int j = get_global_id(0), i = get_global_id(1);
   if (i >= M || j >= N) return;
+  C += get_global_id(2) * cstride;
   acc r = 0;
   if (beta != 0) r = SCAL(beta) * LD(C, i * ldc + j);
   ST(C, i * ldc + j, r);
+}
+
+// Split-K: C = alpha * (sum of the `splits` partial tiles, slice 0 first) + beta * C. Partial
+// tile of slice s and matrix z at W + ((s * batch + z) * M + i) * N + j (accumulator type). The
+// fixed order makes the result the same on every run.
+__kernel void splitk_reduce(int M, int N, int splits, int batch, __global const acc* W,
+                            scal alpha, scal beta, __global real* C, int ldc, long cstride) {
+  const int j = get_global_id(0), i = get_global_id(1), z = get_global_id(2);
+  if (i >= M || j >= N) return;
+  const long tile = (long)M * N;
+  __global const acc* w = W + z * tile + (long)i * N + j;
+  acc sum = 0;
+  for (int s = 0; s < splits; ++s) sum += w[(long)s * batch * tile];
+  store_c(C + z * cstride, i * ldc + j, sum, alpha, beta);
 }

@@ -4,6 +4,7 @@
 // to the tile sizes, so every load is a whole, aligned vector (VWM along m, VWN along n).
 // KWG-deep slices go through local memory (SA/SB = 1) or straight from global (0: CPUs).
 // PK = 1: operands are stored as per-tile panels (tile t of At is Kp x MWG, contiguous).
+// Dimension 2: matrix of a batch and k slice (reg_block.cl, BATCH_ARGS).
 // Work-item (tn, tm) owns vector columns tm + w*MDIMC of A and tn + w*NDIMC of B, so
 // neighbouring work-items read neighbouring vectors (no local-memory bank conflicts).
 // Built after reg_block.cl: MWI NWI MVI NVI NT, accA / accB, GLOADA / GLOADB, UNPACK, MACV.
@@ -12,8 +13,14 @@ __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
 void gemm_reg(int M, int N, int Kp, scal alpha, scal beta,
               __global const real* At, int Mp,  // At[p*Mp + i] = op(A)(i, p), zero-padded
               __global const real* Bp, int Np,  // Bp[p*Np + j] = op(B)(p, j), zero-padded
-              __global real* C, int ldc) {      // C: M x N row-major
+              __global real* C, int ldc,        // C: M x N row-major
+              BATCH_ARGS) {
   const int tn = get_local_id(0), tm = get_local_id(1);
+  At += matrix_of(splits) * astride;
+  Bp += matrix_of(splits) * bstride;
+  C += matrix_of(splits) * cstride;
+  const int kbegin = slice_begin(Kp / KWG, splits) * KWG;
+  const int kend = slice_end(Kp / KWG, splits) * KWG;
   const int gm = get_group_id(1), gn = get_group_id(0);
   const int mv0 = gm * (MWG / VWM), nv0 = gn * (NWG / VWN);  // first vector of this tile
 #if PK
@@ -42,7 +49,7 @@ void gemm_reg(int M, int N, int Kp, scal alpha, scal beta,
 #pragma unroll
     for (int w = 0; w < NVI; ++w) cpm[mi][w] = 0;
 
-  for (int k0 = 0; k0 < Kp; k0 += KWG) {
+  for (int k0 = kbegin; k0 < kend; k0 += KWG) {
 #if SA || SB
     const int tid = tm * NDIMC + tn;
 #endif
@@ -104,7 +111,8 @@ void gemm_reg(int M, int N, int Kp, scal alpha, scal beta,
       const int j0 = (nv0 + tn + w * NDIMC) * VWN;
 #pragma unroll
       for (int u = 0; u < VWN; ++u)
-        if (j0 + u < N) store_c(C, i * ldc + j0 + u, out[u], alpha, beta);
+        if (j0 + u < N)
+          put_result(C, ldc, i, j0 + u, out[u], alpha, beta, M, N, splits, batch, W);
     }
   }
 }

@@ -18,7 +18,8 @@ __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
 void gemm_reg2(int M, int N, int Kp, scal alpha, scal beta,
                  __global const real* At, int Mp,  // At[p*Mp + i] = op(A)(i, p), zero-padded
                  __global const real* Bp, int Np,  // Bp[p*Np + j] = op(B)(p, j), zero-padded
-                 __global real* C, int ldc) {      // C: M x N row-major
+                 __global real* C, int ldc,        // C: M x N row-major
+                 BATCH_ARGS) {                     // dimension 2: matrix and k slice
   __local accA Alm[2][KWG][AVT];
   __local accB Blm[2][KWG][BVT];
   const int tn = get_local_id(0), tm = get_local_id(1);
@@ -40,6 +41,11 @@ void gemm_reg2(int M, int N, int Kp, scal alpha, scal beta,
     boff[r] = (idx / BVT) * (Np / VWN) + nv0 + idx % BVT;
   }
   const int astep = KWG * Mp, bstep = KWG * Np;
+  // This work-group's matrix and k slice (at least one k-tile: the host caps splits).
+  const int t0 = slice_begin(Kp / KWG, splits), tiles = slice_end(Kp / KWG, splits) - t0;
+  At += matrix_of(splits) * astride + (long)t0 * astep;
+  Bp += matrix_of(splits) * bstride + (long)t0 * bstep;
+  C += matrix_of(splits) * cstride;
 
   accA ra[LA];
   accB rb[LB];
@@ -59,7 +65,6 @@ void gemm_reg2(int M, int N, int Kp, scal alpha, scal beta,
 #pragma unroll
     for (int w = 0; w < NVI; ++w) cpm[mi][w] = 0;
 
-  const int tiles = Kp / KWG;
   for (int t = 0; t < tiles; ++t) {
     const int cur = t & 1;
     const bool more = t + 1 < tiles;
@@ -110,7 +115,8 @@ void gemm_reg2(int M, int N, int Kp, scal alpha, scal beta,
       const int j0 = (nv0 + tn + w * NDIMC) * VWN;
 #pragma unroll
       for (int u = 0; u < VWN; ++u)
-        if (j0 + u < N) store_c(C, i * ldc + j0 + u, out[u], alpha, beta);
+        if (j0 + u < N)
+          put_result(C, ldc, i, j0 + u, out[u], alpha, beta, M, N, splits, batch, W);
     }
   }
 }

@@ -1,5 +1,5 @@
 // What the register-blocked rungs (reg.cl, reg2.cl) share, built between common.cl and the
-// rung's file: per-work-item tile sizes, vector types, global vector loads.
+// rung's file: per-work-item tile sizes, vector types, global vector loads, batches and split-K.
 // The host passes MWG NWG MDIMC NDIMC VWM VWN as -D defines. Work-item (tn, tm) of an
 // NDIMC x MDIMC group holds an (MWG/MDIMC) x (NWG/NDIMC) block of C as NVI vectors per row.
 #define MWI (MWG / MDIMC)
@@ -47,3 +47,32 @@ typedef accv(VWN) accB;
 #else
 #define MACV(c, a, b) ((c) = fma((accB)(a), (b), (c)))
 #endif
+
+// ---- batches and split-K ---------------------------------------------------------------------
+// Dimension 2 of the range is z = matrix * splits + slice (work-groups of depth 1). A slice runs
+// k-tiles [slice_begin, slice_end) of the Kp / KWG tiles; with splits > 1 it writes its raw
+// partial tile to W (accumulator type) and prepass.cl's splitk_reduce applies alpha and beta.
+#define BATCH_ARGS long astride, long bstride, long cstride, int splits, int batch, __global acc* W
+
+inline int slice_of(int splits) {
+  return (int)(get_group_id(2) % (size_t)splits);
+}
+inline int matrix_of(int splits) {
+  return (int)(get_group_id(2) / (size_t)splits);
+}
+inline int slice_begin(int tiles, int splits) {
+  return (int)((long)slice_of(splits) * tiles / splits);
+}
+inline int slice_end(int tiles, int splits) {
+  return (int)((long)(slice_of(splits) + 1) * tiles / splits);
+}
+
+// Element (i, j) of this work-group's result: alpha/beta into C (already moved to the matrix), or
+// the slice's partial tile.
+inline void put_result(__global real* C, int ldc, int i, int j, acc v, scal alpha, scal beta,
+                       int M, int N, int splits, int batch, __global acc* W) {
+  if (splits > 1)
+    W[(((long)slice_of(splits) * batch + matrix_of(splits)) * M + i) * N + j] = v;
+  else
+    store_c(C, i * ldc + j, v, alpha, beta);
+}
