@@ -6,7 +6,11 @@
 # Env:   STEPS  comma list of build,tests,sanitize,bench,grid,sass,ocl,cov,ncu (default: all
 #               but ncu)
 #        SIZES  ladder sizes (default 1024,2048,4096,8192); KERNELS (default all); REPS (20)
-#        WARMUP (5); OPENCL=0 builds without OpenCL; TESTS  ctest -R regex within label gpu;
+#        WARMUP (5); TYPES  element roles of the ladder bench (default f32; e.g.
+#               f32,f32/tf32,bf16,bf16->f32,f16,i8,e4m3,f64: each type is measured beside
+#               cuda.cublas of the same roles, so `KERNELS=cuda.cublas TYPES=...` gives the
+#               baselines alone); OPENCL=0 builds without OpenCL; TESTS  ctest -R regex within
+#               label gpu;
 #        TOP  kernels also run at TOP_SIZES (default 2048,8192) beside the ladder;
 #        OCL_KERNELS / OCL_SIZES / OCL_EXTRA ('|'-separated bench argument lists) for the
 #        OpenCL ladder vs CLBlast (step ocl);
@@ -26,6 +30,7 @@ B=${BUILD_DIR:-/tmp/build}
 STEPS=${STEPS:-build,tests,sanitize,bench,grid,sass,ocl,cov}
 SIZES=${SIZES:-1024,2048,4096,8192}
 KERNELS=${KERNELS:-all}
+TYPES=${TYPES:-f32}
 REPS=${REPS:-20}
 WARMUP=${WARMUP:-5}
 OPENCL=${OPENCL:-auto}
@@ -69,7 +74,8 @@ if has build; then
   }
   # Only what this script runs is built (other suites' work in progress cannot break it).
   build() {
-    local targets=(kafel_cli kafel_tests_gpu)
+    local targets=(kafel_tests_gpu)
+    grep -qs "^build kafel_cli:" "$B/build.ninja" && targets+=(kafel_cli)
     grep -qs "build tests/kafel_tests_opencl:" "$B/build.ninja" && targets+=(kafel_tests_opencl)
     cmake --build "$B" -j16 --target "${targets[@]}" >> "$OUT/build.log" 2>&1
   }
@@ -81,6 +87,7 @@ if has build; then
       { grep -B2 -A8 -E "error|FAILED" "$OUT/build.log" | tail -60; exit 1; }
   fi
   grep -E "^kafel:|-- kafel" "$OUT/build.log" | head -5
+  [ -x "$KAFEL" ] || echo "no kafel CLI in this build: the bench, grid, ncu and cov steps are skipped"
   # Register / spill / shared-memory report of every CUDA kernel (-Xptxas -v).
   grep -E "Compiling entry function|bytes stack frame|Used [0-9]+ registers" "$OUT/build.log" | paste - - - |
     sed -E 's/ptxas info *: //g; s/Compiling entry function //' > "$OUT/ptxas.txt"
@@ -101,7 +108,7 @@ fi
 
 # --- (d) compute-sanitizer on every rung at small sizes -------------------------------------
 if has sanitize; then
-  filter=${SAN_FILTER:-'Rungs/CudaLadder.LayoutsAndLeadingDimensions/*:Rungs/CudaLadder.ExactOnIntegerValuedInputs/*:-*cublas*'}
+  filter=${SAN_FILTER:-'Kernels/CudaLadder.LayoutsAndLeadingDimensions/*:Kernels/CudaLadder.ExactOnIntegerValuedInputs/*:-*cublas*'}
   for tool in memcheck racecheck; do
     log "compute-sanitizer $tool"
     timeout "${SAN_TIMEOUT:-300}" compute-sanitizer --tool $tool --error-exitcode 9 "$B/tests/kafel_tests_gpu" \
@@ -112,10 +119,10 @@ if has sanitize; then
 fi
 
 # --- (e) benchmarks ------------------------------------------------------------------------
-if has bench; then
-  log "ladder: kafel bench --kernels $KERNELS --sizes $SIZES --vs cublas"
-  $KAFEL bench --device cuda:0 --kernels "$KERNELS" --sizes "$SIZES" --vs cublas \
-    --warmup "$WARMUP" --reps "$REPS" --json "$OUT/cuda.json" > "$OUT/bench.log" 2>&1
+if has bench && [ -x "$KAFEL" ]; then
+  log "ladder: kafel bench --kernels $KERNELS --types $TYPES --sizes $SIZES --vs cublas"
+  $KAFEL bench --device cuda:0 --kernels "$KERNELS" --types "$TYPES" --sizes "$SIZES" \
+    --vs cublas --warmup "$WARMUP" --reps "$REPS" --json "$OUT/cuda.json" > "$OUT/bench.log" 2>&1
   echo "bench rc=$?"
 fi
 
@@ -145,7 +152,7 @@ PY
 fi
 
 # --- Nsight Compute: where the top kernels and cuBLAS spend their issue slots -----------------
-if has ncu; then
+if has ncu && [ -x "$KAFEL" ]; then
   for k in ${NCU_KERNELS//,/ } cuda.cublas; do
     case $k in
       cuda.cublas) filter='regex:gemm' ;;
@@ -176,7 +183,7 @@ if len(rows) >= 3:
   done
 fi
 
-if has grid; then
+if has grid && [ -x "$KAFEL" ]; then
   log "gridstride block x grid table at 1021 (block $GRID_B, grid $GRID_G)"
   timeout 240 $KAFEL bench --device cuda:0 --kernels cuda.gridstride --block "$GRID_B" \
     --grid "$GRID_G" --sizes 1021 --warmup 0 --reps 1 > /tmp/grid.log 2>&1
@@ -184,15 +191,15 @@ if has grid; then
   cat /tmp/grid.log >> "$OUT/bench.log"
 fi
 
-if has bench && [ -n "${TOP:-}" ]; then
+if has bench && [ -x "$KAFEL" ] && [ -n "${TOP:-}" ]; then
   log "top kernels at ${TOP_SIZES:-2048,8192}: $TOP"
-  $KAFEL bench --device cuda:0 --kernels "$TOP" --sizes "${TOP_SIZES:-2048,8192}" --vs cublas \
+  $KAFEL bench --device cuda:0 --kernels "$TOP" --types "$TYPES" --sizes "${TOP_SIZES:-2048,8192}" --vs cublas \
     --warmup "$WARMUP" --reps "$REPS" --json "$OUT/cuda-top.json" >> "$OUT/bench.log" 2>&1
   echo "top bench rc=$?"
 fi
 
 # --- OpenCL ladder on the GPU against CLBlast, same run -------------------------------------
-if has ocl && [ -x "$B/tests/kafel_tests_opencl" ]; then
+if has ocl && [ -x "$KAFEL" ] && [ -x "$B/tests/kafel_tests_opencl" ]; then
   log "OpenCL ladder vs CLBlast"
   $KAFEL bench --device opencl --kernels "${OCL_KERNELS:-all}" --sizes "${OCL_SIZES:-1024,4096}" \
     --vs clblast --warmup 3 --reps 10 --json "$OUT/opencl.json" > "$OUT/opencl.log" 2>&1
@@ -208,7 +215,7 @@ if has ocl && [ -x "$B/tests/kafel_tests_opencl" ]; then
 fi
 
 # --- covariance: radar block benchmark and streams ------------------------------------------
-if has cov; then
+if has cov && [ -x "$KAFEL" ]; then
   log "covariance: bench, 1000-block streams"
   {
     $KAFEL cov --bench --device cuda:0 --reps 20 --json "$OUT/cov_bench.json"
@@ -230,12 +237,13 @@ if [ -f "$OUT/cuda.json" ]; then
   python3 - "$OUT/cuda.json" <<'PY'
 import json, sys
 recs = json.load(open(sys.argv[1]))["records"]
+# The baseline of a record is cuda.cublas with the same element roles ("bf16->f32", "i8" ...).
 base = {(r["type"], r["m"]): r["gflops"] for r in recs if r["kernel"] == "cuda.cublas" and r["status"] == "ok"}
 sizes = sorted({r["m"] for r in recs})
 rows = {}
 for r in recs:
     rows.setdefault((r["kernel"], r["type"]), {})[r["m"]] = r
-print(f"{'kernel':34s} {'type':4s} " + " ".join(f"{s:>15d}" for s in sizes))
+print(f"{'kernel':34s} {'type':14s} " + " ".join(f"{s:>15d}" for s in sizes))
 for (k, t), by in rows.items():
     cells = []
     for s in sizes:
@@ -246,7 +254,7 @@ for (k, t), by in rows.items():
             b = base.get((t, s))
             pct = f"{100*r['gflops']/b:4.0f}%" if b else "   "
             cells.append(f"{r['gflops']/1000:8.2f}T {pct}")
-    print(f"{k:34s} {t:4s} " + " ".join(cells))
+    print(f"{k:34s} {t:14s} " + " ".join(cells))
 PY
 fi
 grep -E "tests passed|tests failed|\(Failed\)|\(Timeout\)|\(SEGFAULT\)" "$OUT/tests.log" 2>/dev/null | tail -12

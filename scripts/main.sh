@@ -2,7 +2,8 @@
 # README command 1: installs what is needed, builds, then runs the main job on this machine:
 # the device list, the verified GEMM ladder on every backend present (CPU always, OpenCL and
 # CUDA when found) beside the installed baselines, and the radar covariance case on the best
-# device with its 50 ms verdict. Results (JSON, CSV, PNG) go to ./results.
+# device with its 50 ms verdict. Results (JSON, CSV, PNG) go to ./results, and last the report
+# page results/index.html (bench/report.py: every table and picture in one self-contained file).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -10,6 +11,21 @@ bash scripts/build.sh
 K=./build/tools/kafel/kafel
 R=${RESULTS_DIR:-results}
 mkdir -p "$R"
+# Every kafel command is recorded in $R/commands.txt: the report page shows how each file was made.
+: >"$R/commands.txt"
+KAFEL_BIN=$K
+kafel_recorded() {  # plain words as they are, others shell-quoted: the line can be pasted
+  local line=$KAFEL_BIN arg quoted
+  for arg in "$@"; do
+    if [[ $arg =~ ^[A-Za-z0-9_./:=,+@%-]+$ ]]; then line+=" $arg"; else
+      printf -v quoted '%q' "$arg"
+      line+=" $quoted"
+    fi
+  done
+  echo "$line" >>"$R/commands.txt"
+  "$KAFEL_BIN" "$@"
+}
+K=kafel_recorded
 
 echo "== devices =="
 "$K" devices --json "$R/devices.json"
@@ -44,4 +60,9 @@ fi
 echo "== radar covariance: 10 channels x 4,194,304 samples, 20 blocks/s, 50 ms budget =="
 "$K" cov --device "$best" --channels 10 --samples 4194304 --signal seed --blocks 40 --rate 20 \
   --json "$R/radar.json"
-echo "results in $R/"
+
+echo "== report page: $R/index.html =="
+echo "python3 bench/report.py $R -o $R/index.html" >>"$R/commands.txt"
+python3 bench/report.py "$R" -o "$R/index.html" ||
+  /usr/bin/python3 bench/report.py "$R" -o "$R/index.html"
+echo "results in $R/ (open $R/index.html in a browser)"

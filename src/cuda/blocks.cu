@@ -1,7 +1,7 @@
 // Rung 2: many blocks of 32x32 threads, one thread per element of C, bounds-checked so any
 // size works as long as the grid covers C (the lecture's tiling of C into 32x32 blocks).
+#include "core/registry.hpp"
 #include "cuda/gemm_common.cuh"
-#include "cuda/kernels.hpp"
 
 namespace kafel::cuda {
 namespace {
@@ -18,12 +18,7 @@ __global__ void blocks_kernel(Operands<T> g) {
   g.store(i, j, acc);
 }
 
-}  // namespace
-
-void launch_blocks(const DeviceGemm& g, const Params&, cudaStream_t s) {
-  if (ceil_div(g.desc.m, kBlock) > 65535u)
-    throw Unsupported("cuda.blocks: m = " + std::to_string(g.desc.m) +
-                      " needs more than 65535 block rows");
+void launch(const DeviceGemm& g, const Params&, cudaStream_t s) {
   by_type(g, "cuda.blocks", [&](auto tag) {
     using T = decltype(tag);
     const dim3 grid(ceil_div(g.desc.n, kBlock), ceil_div(g.desc.m, kBlock));
@@ -31,4 +26,9 @@ void launch_blocks(const DeviceGemm& g, const Params&, cudaStream_t s) {
   });
 }
 
+const Register registered{cuda_rung(
+    "cuda.blocks", "32x32-thread blocks tile C, bounds-checked", 2, {}, launch,
+    [](const Device&, const GemmDesc& d, const Params&) { return grid_rows_fit(d, kBlock); })};
+
+}  // namespace
 }  // namespace kafel::cuda

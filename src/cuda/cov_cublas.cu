@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/cov_backend.hpp"
+#include "core/registry.hpp"
 #include "cuda/runtime.hpp"
 
 namespace kafel::cuda {
@@ -133,10 +134,12 @@ class CublasCovPlan : public CovPlan {
 };
 
 template <class T>
-CovKernel cublas_kernel(const char* name, const char* summary) {
+CovKernel cublas_kernel(const char* name, const char* summary, int rung) {
   CovKernel k;
   k.name = name;
   k.summary = summary;
+  k.rung = rung;
+  k.sample_types = {DType::f32};
   k.baseline = true;
   k.make_plan = [name](const Device& dev, const CovDesc& d,
                        const Params&) -> std::unique_ptr<CovPlan> {
@@ -147,16 +150,12 @@ CovKernel cublas_kernel(const char* name, const char* summary) {
   return k;
 }
 
+// Baselines sort after the ladder.
+const Register ssyrk{cublas_kernel<float>(
+    "cuda.cublas-ssyrk",
+    "cuBLAS baseline: means + centring kernels, then cublasSsyrk (float sums over N)", 100)};
+const Register dsyrk{cublas_kernel<double>(
+    "cuda.cublas-dsyrk", "cuBLAS baseline: means + centring to double, then cublasDsyrk", 101)};
+
 }  // namespace
-
-CovKernel cuda_cublas_ssyrk_cov_kernel() {
-  return cublas_kernel<float>(
-      "cuda.cublas-ssyrk",
-      "cuBLAS baseline: means + centring kernels, then cublasSsyrk (float sums over N)");
-}
-CovKernel cuda_cublas_dsyrk_cov_kernel() {
-  return cublas_kernel<double>("cuda.cublas-dsyrk",
-                               "cuBLAS baseline: means + centring to double, then cublasDsyrk");
-}
-
 }  // namespace kafel::cuda

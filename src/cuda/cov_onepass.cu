@@ -7,8 +7,9 @@
 #include <vector>
 
 #include "core/cov_backend.hpp"
-#include "kafel/bench.hpp"
+#include "core/registry.hpp"
 #include "cuda/runtime.hpp"
+#include "kafel/bench.hpp"
 
 namespace kafel::cuda {
 
@@ -396,22 +397,19 @@ std::unique_ptr<CovStream> CudaCovPlan::stream(int depth) {
   return std::make_unique<CudaCovStream>(*this, depth);
 }
 
-}  // namespace
-
-CovKernel cuda_onepass_cov_kernel() {
+CovKernel onepass_kernel() {
   CovKernel k;
   k.name = "cuda.onepass";
   k.summary =
       "one pass: pilot shift, all pairs in float registers per thread, double warp/block merge; "
       "pinned streams";
-  k.params.params = {{"BPS", 4, {2, 4, 8}, "blocks per SM"},
-                     {"PIECES", 4, {1, 2, 4, 8}, "streaming: copy/compute pieces per block"}};
-  k.params.constraint = [](const Params& p) -> std::string {
-    if (p.at("BPS") < 1 || p.at("BPS") > 64) return "BPS must be in 1..64";
-    return p.at("PIECES") >= 1 && p.at("PIECES") <= 64 ? "" : "PIECES must be in 1..64";
-  };
+  k.rung = 1;
+  k.sample_types = {DType::f32};
+  k.params.params = {
+      param("BPS", 4, {2, 4, 8}, 1, 64, "blocks per SM"),
+      param("PIECES", 4, {1, 2, 4, 8}, 1, 64, "streaming: copy/compute pieces per block")};
   k.max_channels = kMaxChannels;
-  k.is_default = true;
+  k.preference = 10;  // the default up to its channel limit
   k.make_plan = [](const Device& dev, const CovDesc& d,
                    const Params& p) -> std::unique_ptr<CovPlan> {
     if (d.channels > kMaxChannels)
@@ -423,4 +421,7 @@ CovKernel cuda_onepass_cov_kernel() {
   return k;
 }
 
+const Register registered{onepass_kernel()};
+
+}  // namespace
 }  // namespace kafel::cuda

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 
 #include "cuda/plan.hpp"
 #include "kafel/error.hpp"
@@ -93,23 +94,16 @@ inline unsigned ceil_div(long long a, long long b) {
   return static_cast<unsigned>((a + b - 1) / b);
 }
 
-// Calls f(T{}) for the element type of `g` (f32, f64, i32); other types are Unsupported.
+// Calls f(T{}) for the natural roles f32, f64 or i32 of `g`; other roles are Unsupported
+// (the registry lets only those through; this guards direct plan use).
 template <class F>
 void by_type(const DeviceGemm& g, const char* kernel, F&& f) {
-  switch (g.desc.dtype) {
-    case DType::f32:
-      f(float{});
-      return;
-    case DType::f64:
-      f(double{});
-      return;
-    case DType::i32:
-      f(int{});
-      return;
-    default:
-      throw Unsupported(std::string(kernel) + ": element type " +
-                        std::string(to_string(g.desc.dtype)) + " is not compiled in");
-  }
+  const GemmTypes& t = g.desc.types;
+  if (t == GemmTypes::of(DType::f32)) return f(float{});
+  if (t == GemmTypes::of(DType::f64)) return f(double{});
+  if (t == GemmTypes::of(DType::i32)) return f(int{});
+  throw Unsupported(std::string(kernel) + ": element roles " + t.name() +
+                    " are not compiled in (f32, f64 and i32 are)");
 }
 
 }  // namespace kafel::cuda

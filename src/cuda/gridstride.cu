@@ -3,8 +3,8 @@
 // blocks to cover C once, capped at 65535 per dimension) — the lecture's block x grid table.
 #include <algorithm>
 
+#include "core/registry.hpp"
 #include "cuda/gemm_common.cuh"
-#include "cuda/kernels.hpp"
 
 namespace kafel::cuda {
 namespace {
@@ -21,9 +21,7 @@ __global__ void gridstride_kernel(Operands<T> g) {
   }
 }
 
-}  // namespace
-
-void launch_gridstride(const DeviceGemm& g, const Params& p, cudaStream_t s) {
+void launch(const DeviceGemm& g, const Params& p, cudaStream_t s) {
   const auto b = static_cast<unsigned>(p.at("block"));
   const auto gr = static_cast<unsigned>(p.at("grid"));
   const unsigned gx = gr ? gr : std::min(ceil_div(g.desc.n, b), 65535u);
@@ -34,4 +32,26 @@ void launch_gridstride(const DeviceGemm& g, const Params& p, cudaStream_t s) {
   });
 }
 
+ParamSpace gridstride_params() {
+  ParamSpace s;
+  s.params = {param("block", 16, {1, 2, 4, 8, 16, 32}, 1, 32,
+                    "block = b: b x b threads per block (b*b <= 1024)"),
+              param("grid", 0, {0, 1, 2, 4, 8, 16, 32, 64}, 0, kMaxGridY,
+                    "grid = g: g x g blocks (0: cover C, at most 65535 per dimension)")};
+  return s;
+}
+
+// Any size runs (the loops cover what the grid does not), so it is the fallback default where
+// the faster rungs' grids cannot cover C.
+GemmKernel gridstride_kernel_info() {
+  GemmKernel k =
+      cuda_rung("cuda.gridstride", "grid-stride loops: any block (b x b) and grid (g x g) shape", 3,
+                gridstride_params(), launch);
+  k.preference = always(1);
+  return k;
+}
+
+const Register registered{gridstride_kernel_info()};
+
+}  // namespace
 }  // namespace kafel::cuda

@@ -3,19 +3,29 @@
 // buffer, A through registers (LDG.128) so it can be stored transposed (k-major) afterwards.
 // With A k-major, a lane reads its TM rows of A and TN columns of B for one k step as
 // (TM + TN) / 4 LDS.128 for TM x TN FFMA (8 x 16: 6 loads, 128 FFMA). Interior blocks run an
-// unguarded loop; a k-tile is computed by a rolled loop of UNROLL k steps.
+// unguarded loop; a k-tile is computed by a rolled loop of UNROLL k steps. The tile shapes are
+// compiled from one table here; the kernel's heuristic picks one by problem size.
+#include <algorithm>
+#include <array>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "core/registry.hpp"
 #include "cuda/gemm_common.cuh"
-#include "cuda/kernels.hpp"
 #include "cuda/runtime.hpp"
 #include "cuda/tile_io.cuh"
 #include "cuda/vec.cuh"
 
 namespace kafel::cuda {
 namespace {
+
+// Dynamic shared memory of a tile shape for `elem`-byte elements: two stages, each the k-major
+// A tile (rows of BM, padded by 4 elements when AROW) and the B tile. Config and can_implement
+// both use it.
+constexpr std::size_t smem_bytes(int bm, int bn, int bk, bool arow, std::size_t elem) {
+  return 2 * std::size_t(bk * (arow ? bm + 4 : bm) + bk * bn) * elem;
+}
 
 // AROW: how lanes fetch the A tile. true: consecutive lanes take consecutive 16-byte chunks
 // of a row (coalesced; the k-major stores then conflict 2-way, padding keeps it at 2).
@@ -34,7 +44,8 @@ struct Config {
   static constexpr int B_VECS = BK * BN / V / NT;   // B vectors each thread copies per tile
   static constexpr int ALD = AROW ? BM + 4 : BM;    // row of the k-major A tile (16-byte pad)
   static constexpr int STAGE = BK * ALD + BK * BN;  // elements: A^T tile then B tile
-  static constexpr std::size_t SMEM = 2 * std::size_t(STAGE) * sizeof(T);
+  static constexpr std::size_t SMEM = smem_bytes(BM, BN, BK, AROW, sizeof(T));
+  static_assert(SMEM == 2 * std::size_t(STAGE) * sizeof(T), "shared memory layout");
   // Two blocks per SM when 256 threads' accumulators leave room (<= 128 registers per thread);
   // 512-thread blocks get 128 registers at one block per SM anyway.
   static constexpr int MIN_BLOCKS = NT <= 256 && TM * TN * sizeof(T) / 4 <= 64 ? 2 : 1;
@@ -180,7 +191,7 @@ __global__ void __launch_bounds__(C::NT, C::MIN_BLOCKS)
 }
 
 template <class C>
-void launch(const DeviceGemm& dg, cudaStream_t s) {
+void launch_config(const DeviceGemm& dg, cudaStream_t s) {
   using T = typename C::type;
   // The opt-in above 48 KB holds for the current device only, so it is set on every launch
   // (a cheap host call) rather than once per process.
@@ -190,29 +201,36 @@ void launch(const DeviceGemm& dg, cudaStream_t s) {
   pipelined_kernel<C><<<grid, C::NT, C::SMEM, s>>>(operands_of<T>(dg));
 }
 
+// A compiled tile shape: block tile BM x BN, k step BK, warp tile WM x WN, AROW (how lanes fetch
+// A, see Config), UNROLL k steps per loop iteration (0: the whole k-tile unrolled).
+// all_types: compiled for f32, f64 and i32; otherwise f32 only.
+struct TileShape {
+  int bm, bn, bk, wm, wn, arow, unroll;
+  bool all_types;
+};
+
 using LaunchFn = void (*)(const DeviceGemm&, cudaStream_t);
 
-// One compiled tile shape and its launchers (f64 / i32 only where shape.all_types).
 struct Compiled {
   TileShape shape;
-  LaunchFn f32, f64, i32;
+  LaunchFn f32, f64, i32;  // null where not compiled
 };
 
 template <int BM, int BN, int BK, int WM, int WN, int AROW, int UNROLL, bool ALL>
 Compiled compiled() {
   Compiled c{{BM, BN, BK, WM, WN, AROW, UNROLL, ALL},
-             &launch<Config<float, BM, BN, BK, WM, WN, AROW != 0, UNROLL>>,
+             &launch_config<Config<float, BM, BN, BK, WM, WN, AROW != 0, UNROLL>>,
              nullptr,
              nullptr};
   if constexpr (ALL) {
-    c.f64 = &launch<Config<double, BM, BN, BK, WM, WN, AROW != 0, UNROLL>>;
-    c.i32 = &launch<Config<int, BM, BN, BK, WM, WN, AROW != 0, UNROLL>>;
+    c.f64 = &launch_config<Config<double, BM, BN, BK, WM, WN, AROW != 0, UNROLL>>;
+    c.i32 = &launch_config<Config<int, BM, BN, BK, WM, WN, AROW != 0, UNROLL>>;
   }
   return c;
 }
 
-// Every shape this file compiles; the registry lists one kernel per entry. f32-only shapes keep
-// nvcc's time on CI's 2 cores down.
+// Every shape this file compiles: the parameter space, the fixed-tile kernels and the tests
+// all read this table. f32-only shapes keep nvcc's time on CI's 2 cores down.
 const std::vector<Compiled>& table() {
   static const std::vector<Compiled> t = {
       compiled<128, 128, 16, 64, 32, 1, 0, true>(),  // 8x8 per lane, 2 blocks/SM
@@ -226,65 +244,174 @@ const std::vector<Compiled>& table() {
   return t;
 }
 
-bool same(const TileShape& a, const TileShape& b) {
-  return a.bm == b.bm && a.bn == b.bn && a.bk == b.bk && a.wm == b.wm && a.wn == b.wn &&
-         a.arow == b.arow && a.unroll == b.unroll;
+constexpr std::array<const char*, 7> kNames = {"BM", "BN", "BK", "WM", "WN", "AROW", "UNROLL"};
+
+std::array<int, 7> fields(const TileShape& t) {
+  return {t.bm, t.bn, t.bk, t.wm, t.wn, t.arow, t.unroll};
 }
 
-// BM = BN = 0 (the default) picks the tile by how many tiles the problem has per SM: 128x256x32
-// with 8 k steps per loop iteration (8x16 per lane, the fastest measured at 2048-8192: 0.95x
-// cuBLAS, docs/BENCHMARKS.md) when they fill about one wave, else 128x128x16, else 128x64x32
-// with UNROLL 8 for f32 (1024^3 on a 132-SM H100/H200: 128 blocks instead of 32, 0.95x);
-// f64 and i32 always use 128x128x16.
-TileShape choose(const Params& p, const DeviceGemm& g) {
-  const TileShape asked{static_cast<int>(p.at("BM")),     static_cast<int>(p.at("BN")),
-                        static_cast<int>(p.at("BK")),     static_cast<int>(p.at("WM")),
-                        static_cast<int>(p.at("WN")),     static_cast<int>(p.at("AROW")),
-                        static_cast<int>(p.at("UNROLL")), false};
-  if (asked.bm != 0 && asked.bn != 0) return asked;
+Params params_of(const TileShape& t) {
+  Params p;
+  const auto f = fields(t);
+  for (std::size_t i = 0; i < kNames.size(); ++i) p[kNames[i]] = f[i];
+  return p;
+}
+
+// The compiled entry with exactly these parameters, or null.
+const Compiled* find(const Params& p) {
+  for (const Compiled& c : table()) {
+    const auto f = fields(c.shape);
+    bool same = true;
+    for (std::size_t i = 0; i < kNames.size(); ++i) {
+      const auto it = p.find(kNames[i]);
+      same = same && it != p.end() && it->second == f[i];
+    }
+    if (same) return &c;
+  }
+  return nullptr;
+}
+
+// "m128n256k32w64x64" (+ ".acol" when lanes fetch A down rows, ".u8" for 8 k steps per loop
+// iteration): the fixed-tile kernel's name suffix.
+std::string shape_name(const TileShape& t) {
+  return "m" + std::to_string(t.bm) + "n" + std::to_string(t.bn) + "k" + std::to_string(t.bk) +
+         "w" + std::to_string(t.wm) + "x" + std::to_string(t.wn) + (t.arow ? "" : ".acol") +
+         (t.unroll ? ".u" + std::to_string(t.unroll) : "");
+}
+
+std::string compiled_list() {
+  std::string s;
+  for (const Compiled& c : table()) s += (s.empty() ? "" : ", ") + shape_name(c.shape);
+  return s;
+}
+
+// What a compiled tile needs beyond the type table: its element type compiled, its shared
+// memory on this device, its block rows in the grid.
+std::string tile_limits(const Device& dev, const GemmDesc& d, const Params& p) {
+  if (std::string why = dims_fit(d); !why.empty()) return why;
+  const Compiled* c = find(p);
+  if (!c) return "this tile shape is not compiled (compiled: " + compiled_list() + ")";
+  const TileShape& t = c->shape;
+  if (!t.all_types && d.types != GemmTypes::of(DType::f32))
+    return "tile " + shape_name(t) + " is compiled for f32 only, not " + d.types.name();
+  const std::size_t smem = smem_bytes(t.bm, t.bn, t.bk, t.arow != 0, dtype_size(d.types.a));
+  if (smem > dev.local_memory)
+    return "tile " + shape_name(t) + " needs " + std::to_string(smem / 1024) +
+           " KiB of shared memory per block for " + d.types.name() + ", " + dev.id + " allows " +
+           std::to_string(dev.local_memory / 1024) + " KiB";
+  return grid_rows_fit(d, t.bm);
+}
+
+// The tile by how many tiles the problem has per SM: 128x256x32 with 8 k steps per loop
+// iteration (8x16 per lane, the fastest measured at 2048-8192: 0.95x cuBLAS,
+// docs/BENCHMARKS.md) when they fill about one wave, else 128x128x16, else 128x64x32 with
+// UNROLL 8 for f32 (1024^3 on a 132-SM H100/H200: 128 blocks instead of 32, 0.94x);
+// f64 and i32 always use 128x128x16. Where a block gets less shared memory than the chosen
+// tile needs (not on H100/H200: 227 KiB), 128x128x16 (33 KiB in f32) instead.
+Params choose_tile(const Device& dev, const GemmDesc& d) {
+  const TileShape wide{128, 256, 32, 64, 64, 1, 8, false};
   const TileShape mid{128, 128, 16, 64, 32, 1, 0, true};
-  if (g.desc.dtype != DType::f32) return mid;
-  int dev = 0;
-  KAFEL_CUDA_CHECK(cudaGetDevice(&dev));
-  const long long sms = device_props(dev).sm_count;
+  const TileShape narrow{128, 64, 32, 32, 32, 1, 8, false};
+  if (d.types != GemmTypes::of(DType::f32)) return params_of(mid);
+  const long long sms = dev.compute_units;
   auto tiles = [&](long long bm, long long bn) {
-    return static_cast<long long>(ceil_div(g.desc.m, bm)) * ceil_div(g.desc.n, bn);
+    return static_cast<long long>(ceil_div(d.m, bm)) * ceil_div(d.n, bn);
   };
-  if (10 * tiles(128, 256) >= 9 * sms) return {128, 256, 32, 64, 64, 1, 8, false};
-  if (tiles(128, 128) >= sms) return mid;
-  return {128, 64, 32, 32, 32, 1, 8, false};
+  const TileShape& pick = 10 * tiles(128, 256) >= 9 * sms ? wide
+                          : tiles(128, 128) >= sms        ? mid
+                                                          : narrow;
+  const bool fits =
+      smem_bytes(pick.bm, pick.bn, pick.bk, pick.arow != 0, sizeof(float)) <= dev.local_memory;
+  return params_of(fits ? pick : mid);
 }
 
-}  // namespace
-
-const std::vector<TileShape>& pipelined_shapes() {
-  static const std::vector<TileShape> shapes = [] {
-    std::vector<TileShape> v;
-    for (const Compiled& c : table()) v.push_back(c.shape);
-    return v;
-  }();
-  return shapes;
-}
-
-void launch_pipelined(const DeviceGemm& g, const Params& p, cudaStream_t s) {
-  const TileShape sh = choose(p, g);
-  if (ceil_div(g.desc.m, sh.bm) > 65535u)
-    throw Unsupported("cuda.pipelined: m too large for the grid");
+void launch(const DeviceGemm& g, const Params& p, cudaStream_t s) {
+  const Compiled* c = find(p);
+  if (!c)
+    throw InvalidArgument("cuda.pipelined: tile not compiled (compiled: " + compiled_list() + ")");
   by_type(g, "cuda.pipelined", [&](auto tag) {
     using T = decltype(tag);
-    for (const Compiled& c : table()) {
-      if (!same(c.shape, sh)) continue;
-      const LaunchFn f = std::is_same_v<T, float>    ? c.f32
-                         : std::is_same_v<T, double> ? c.f64
-                                                     : c.i32;
-      if (f) return f(g, s);
-    }
-    throw Unsupported("cuda.pipelined: tile " + std::to_string(sh.bm) + "x" +
-                      std::to_string(sh.bn) + "x" + std::to_string(sh.bk) + " warp " +
-                      std::to_string(sh.wm) + "x" + std::to_string(sh.wn) +
-                      " AROW=" + std::to_string(sh.arow) + " UNROLL=" + std::to_string(sh.unroll) +
-                      " is not compiled for " + std::string(to_string(g.desc.dtype)));
+    const LaunchFn f = std::is_same_v<T, float>    ? c->f32
+                       : std::is_same_v<T, double> ? c->f64
+                                                   : c->i32;
+    if (!f)
+      throw Unsupported("cuda.pipelined: tile " + shape_name(c->shape) + " is not compiled for " +
+                        g.desc.types.name());
+    f(g, s);
   });
 }
 
+// One parameter per tile field; its candidates are the values the compiled shapes use, so the
+// space's valid points (enumerate(), what the tuner tries) are exactly the compiled shapes.
+ParamSpace pipelined_params() {
+  struct Field {
+    const char* help;
+    std::int64_t min, max;
+  };
+  const std::array<Field, 7> meta = {{
+      {"block tile rows", 32, 256},
+      {"block tile columns", 32, 256},
+      {"k per pipeline step", 8, 64},
+      {"warp tile rows (lane tile WM/8)", 32, 128},
+      {"warp tile columns (lane tile WN/4)", 16, 128},
+      {"1: lanes fetch A along rows (coalesced), 0: down rows", 0, 1},
+      {"k steps per loop iteration (0: whole k-tile)", 0, 64},
+  }};
+  const auto defaults = fields(table().front().shape);
+  ParamSpace s;
+  for (std::size_t i = 0; i < kNames.size(); ++i) {
+    std::vector<std::int64_t> values;
+    for (const Compiled& c : table()) values.push_back(fields(c.shape)[i]);
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    s.params.push_back(
+        param(kNames[i], defaults[i], values, meta[i].min, meta[i].max, meta[i].help));
+  }
+  s.constraint = [](const Params& p) -> std::string {
+    return find(p) ? "" : "this tile shape is not compiled (compiled: " + compiled_list() + ")";
+  };
+  return s;
+}
+
+const PlanTraits kOpsN{OperandForm::ops_n, {}};
+
+GemmKernel pipelined_kernel_info() {
+  GemmKernel k =
+      cuda_rung("cuda.pipelined",
+                "warp tiling + pipeline: B by cp.async, A staged in registers and stored k-major",
+                9, pipelined_params(), launch, tile_limits, kOpsN);
+  k.heuristic = choose_tile;
+  k.preference = always(10);
+  return k;
+}
+
+// cuda.pipelined with one fixed tile, so `--kernels all` measures and the ladder tests every
+// compiled shape in every type it is compiled for.
+GemmKernel fixed_tile_kernel(const Compiled& c) {
+  const Params fixed = params_of(c.shape);
+  GemmKernel k;
+  k.name = "cuda.pipelined." + shape_name(c.shape);
+  k.summary = c.shape.all_types ? "cuda.pipelined with this fixed tile"
+                                : "cuda.pipelined with this fixed tile (f32)";
+  k.rung = 9;
+  k.types = c.shape.all_types ? natural_types({DType::f32, DType::f64, DType::i32})
+                              : natural_types({DType::f32});
+  k.make_plan = [fixed](const Device& d, const GemmDesc& desc, const Params&) {
+    return make_cuda_plan(d, desc, fixed, launch, kOpsN);
+  };
+  k.can_implement = [fixed](const Device& d, const GemmDesc& desc, const Params&) {
+    return tile_limits(d, desc, fixed);
+  };
+  return k;
+}
+
+std::vector<GemmKernel> pipelined_kernels() {
+  std::vector<GemmKernel> v = {pipelined_kernel_info()};
+  for (const Compiled& c : table()) v.push_back(fixed_tile_kernel(c));
+  return v;
+}
+
+const Register registered{pipelined_kernels()};
+
+}  // namespace
 }  // namespace kafel::cuda

@@ -1,5 +1,5 @@
 // Implementation of the shared CUDA GemmPlan (see plan.hpp): uploads with cudaMemcpy2D into
-// padded device rows, per-slot copies for cache rotation, and event-timed runs.
+// padded device rows, per-slot copies for cache rotation, the operand forms, event-timed runs.
 #include "cuda/plan.hpp"
 
 #include <algorithm>
@@ -17,6 +17,12 @@ std::int64_t padded_ld(std::int64_t cols, DType t) {
 
 namespace {
 
+// m and k of the k-major form: multiples of 16 (cuBLASLt's fp8 and int8 kernels want 16-byte
+// extents), k at least 16 so that k = 0 still runs one (all-zero) product: C = beta C.
+std::int64_t round16(std::int64_t v) {
+  return (v + 15) / 16 * 16;
+}
+
 // A row-major rows x cols matrix on the device with a padded leading dimension.
 struct DeviceMatrix {
   DeviceBuffer buf;
@@ -24,10 +30,14 @@ struct DeviceMatrix {
 
   DeviceMatrix() = default;
   DeviceMatrix(DType t, std::int64_t r, std::int64_t c, const char* what)
-      : buf(static_cast<std::size_t>(r * padded_ld(c, t)) * dtype_size(t), what),
+      : DeviceMatrix(t, r, c, padded_ld(c, t), what) {}
+  // Room for alloc_rows >= r rows of ld_ elements (uploads and downloads move r x c).
+  DeviceMatrix(DType t, std::int64_t r, std::int64_t c, std::int64_t ld_, const char* what,
+               std::int64_t alloc_rows = 0)
+      : buf(static_cast<std::size_t>(std::max(r, alloc_rows) * ld_) * dtype_size(t), what),
         rows(r),
         cols(c),
-        ld(padded_ld(c, t)) {}
+        ld(ld_) {}
 
   // Copies on the plan's stream; the caller synchronises it before the host relies on them.
   void upload(const void* host, std::int64_t host_ld, DType t, cudaStream_t s) {
@@ -41,6 +51,9 @@ struct DeviceMatrix {
     const std::size_t es = dtype_size(t);
     KAFEL_CUDA_CHECK(cudaMemcpy2DAsync(host, host_ld * es, buf.get(), ld * es, cols * es, rows,
                                        cudaMemcpyDeviceToHost, s));
+  }
+  void zero(cudaStream_t s) {
+    if (!buf.empty()) KAFEL_CUDA_CHECK(cudaMemsetAsync(buf.get(), 0, buf.bytes(), s));
   }
 };
 
@@ -56,27 +69,24 @@ class CudaGemmPlan final : public GemmPlan {
         guard_(ordinal_),
         desc_(desc),
         params_(params),
-        launcher_(launcher),
-        traits_(traits) {}
+        launcher_(std::move(launcher)),
+        traits_(std::move(traits)) {}
 
   void load(const GemmArgs& args, int slots) override {
     DeviceGuard g(ordinal_);
     args_ = args;
-    const DType t = desc_.dtype;
-    const bool ta = desc_.op_a == Op::T, tb = desc_.op_b == Op::T;
     slots_.clear();
     for (int s = 0; s < std::max(slots, 1); ++s) {
-      Slot slot{DeviceMatrix(t, ta ? desc_.k : desc_.m, ta ? desc_.m : desc_.k, "matrix A"),
-                DeviceMatrix(t, tb ? desc_.n : desc_.k, tb ? desc_.k : desc_.n, "matrix B"),
-                DeviceMatrix(t, desc_.m, desc_.n, "matrix C")};
-      slot.a.upload(args.a, args.lda, t, stream_);
-      slot.b.upload(args.b, args.ldb, t, stream_);
-      slot.c.upload(args.c, args.ldc, t, stream_);
+      slots_.push_back(traits_.form == OperandForm::k_major ? load_k_major(args)
+                                                            : load_as_given(args));
       stream_.synchronize();  // the host buffers may be reused as soon as load returns
-      slots_.push_back(std::move(slot));
     }
-    if (traits_.ops_n_only && ta) at_ = DeviceMatrix(t, desc_.m, desc_.k, "A transposed");
-    if (traits_.ops_n_only && tb) bt_ = DeviceMatrix(t, desc_.k, desc_.n, "B transposed");
+    const GemmTypes& t = desc_.types;
+    if (traits_.form == OperandForm::ops_n && desc_.op_a == Op::T)
+      at_ = DeviceMatrix(t.a, desc_.m, desc_.k, "A transposed");
+    if (traits_.form == OperandForm::ops_n && desc_.op_b == Op::T)
+      bt_ = DeviceMatrix(t.b, desc_.k, desc_.n, "B transposed");
+    if (traits_.prepare && desc_.m > 0 && desc_.n > 0) traits_.prepare(view(slots_[0]));
   }
 
   double run(int slot) override {
@@ -85,24 +95,10 @@ class CudaGemmPlan final : public GemmPlan {
       throw InvalidArgument("CUDA plan: slot " + std::to_string(slot) + " was not loaded");
     if (desc_.m == 0 || desc_.n == 0) return 0.0;  // nothing to do; a 0-sized grid is invalid
     Slot& s = slots_[slot];
-    DeviceGemm dg{desc_, s.a.buf.get(), s.a.ld, s.b.buf.get(), s.b.ld, s.c.buf.get(), s.c.ld};
+    DeviceGemm dg = view(s);
     launch_spin(stream_);
     timer_.start(stream_);
-    if (!at_.buf.empty() && desc_.k > 0) {
-      launch_transpose(desc_.dtype, s.a.buf.get(), desc_.k, desc_.m, s.a.ld, at_.buf.get(), at_.ld,
-                       stream_);
-      dg.a = at_.buf.get();
-      dg.lda = at_.ld;
-      dg.desc.op_a = Op::N;
-    }
-    if (!bt_.buf.empty() && desc_.k > 0) {
-      launch_transpose(desc_.dtype, s.b.buf.get(), desc_.n, desc_.k, s.b.ld, bt_.buf.get(), bt_.ld,
-                       stream_);
-      dg.b = bt_.buf.get();
-      dg.ldb = bt_.ld;
-      dg.desc.op_b = Op::N;
-    }
-    if (traits_.ops_n_only && desc_.k == 0) dg.desc.op_a = dg.desc.op_b = Op::N;
+    if (traits_.form == OperandForm::ops_n) to_ops_n(s, dg);
     launcher_(dg, params_, stream_);
     KAFEL_CUDA_CHECK_LAUNCH("GEMM kernel");
     timer_.stop(stream_);
@@ -114,13 +110,86 @@ class CudaGemmPlan final : public GemmPlan {
   void fetch() override {
     DeviceGuard g(ordinal_);
     if (slots_.empty()) throw InvalidArgument("CUDA plan: fetch before load");
-    slots_[0].c.download(args_.c, args_.ldc, desc_.dtype, stream_);
+    slots_[0].c.download(args_.c, args_.ldc, desc_.types.c, stream_);
     stream_.synchronize();
   }
 
   std::string timer() const override { return "cuda-events"; }
 
  private:
+  Slot load_as_given(const GemmArgs& args) {
+    const GemmTypes& t = desc_.types;
+    const bool ta = desc_.op_a == Op::T, tb = desc_.op_b == Op::T;
+    Slot slot{DeviceMatrix(t.a, ta ? desc_.k : desc_.m, ta ? desc_.m : desc_.k, "matrix A"),
+              DeviceMatrix(t.b, tb ? desc_.n : desc_.k, tb ? desc_.k : desc_.n, "matrix B"),
+              DeviceMatrix(t.c, desc_.m, desc_.n, "matrix C")};
+    slot.a.upload(args.a, args.lda, t.a, stream_);
+    slot.b.upload(args.b, args.ldb, t.b, stream_);
+    slot.c.upload(args.c, args.ldc, t.c, stream_);
+    return slot;
+  }
+
+  // A becomes mp x kp, B np x kp (k contiguous in both), zero-padded; C gets room for mp x np
+  // with zeroed padding, so that beta * C stays finite there.
+  Slot load_k_major(const GemmArgs& args) {
+    const GemmTypes& t = desc_.types;
+    if (dtype_size(t.a) != 1 || dtype_size(t.b) != 1)
+      throw InvalidArgument("CUDA plan: the k-major operand form takes 1-byte inputs only (" +
+                            t.name() + ")");
+    const std::int64_t m = desc_.m, n = desc_.n, k = desc_.k;
+    const std::int64_t mp = round16(m), kp = std::max<std::int64_t>(16, round16(k));
+    const std::int64_t np = padded_ld(n, t.c);
+    const bool ta = desc_.op_a == Op::T, tb = desc_.op_b == Op::T;
+    Slot slot{DeviceMatrix(t.a, mp, kp, kp, "matrix A (k-major)"),
+              DeviceMatrix(t.b, np, kp, kp, "matrix B (k-major)"),
+              DeviceMatrix(t.c, m, n, np, "matrix C", mp)};
+    DeviceMatrix raw_a(t.a, ta ? k : m, ta ? m : k, "matrix A");
+    DeviceMatrix raw_b(t.b, tb ? n : k, tb ? k : n, "matrix B");
+    raw_a.upload(args.a, args.lda, t.a, stream_);
+    raw_b.upload(args.b, args.ldb, t.b, stream_);
+    // op(A) is m x k: A itself (N) or A^T. B must become op(B)^T, n x k: B^T (N) or B (T).
+    launch_relayout_bytes(raw_a.buf.get(), raw_a.rows, raw_a.cols, raw_a.ld, ta, slot.a.buf.get(),
+                          mp, kp, kp, stream_);
+    launch_relayout_bytes(raw_b.buf.get(), raw_b.rows, raw_b.cols, raw_b.ld, !tb, slot.b.buf.get(),
+                          np, kp, kp, stream_);
+    slot.c.zero(stream_);
+    slot.c.upload(args.c, args.ldc, t.c, stream_);
+    stream_.synchronize();  // raw_a and raw_b are freed on return
+    return slot;
+  }
+
+  // The operands of a slot as the launcher receives them (before the ops_n pre-pass).
+  DeviceGemm view(const Slot& s) const {
+    DeviceGemm dg{desc_, s.a.buf.get(), s.a.ld, s.b.buf.get(), s.b.ld, s.c.buf.get(), s.c.ld};
+    if (traits_.form == OperandForm::k_major) {
+      dg.desc.m = s.a.rows;
+      dg.desc.n = s.c.ld;
+      dg.desc.k = s.a.cols;
+      dg.desc.op_a = Op::N;
+      dg.desc.op_b = Op::T;
+    }
+    return dg;
+  }
+
+  // The transpose pre-pass of OperandForm::ops_n, inside the timed region.
+  void to_ops_n(const Slot& s, DeviceGemm& dg) {
+    const GemmTypes& t = desc_.types;
+    if (!at_.buf.empty() && desc_.k > 0) {
+      launch_transpose(t.a, s.a.buf.get(), desc_.k, desc_.m, s.a.ld, at_.buf.get(), at_.ld,
+                       stream_);
+      dg.a = at_.buf.get();
+      dg.lda = at_.ld;
+    }
+    if (!bt_.buf.empty() && desc_.k > 0) {
+      launch_transpose(t.b, s.b.buf.get(), desc_.n, desc_.k, s.b.ld, bt_.buf.get(), bt_.ld,
+                       stream_);
+      dg.b = bt_.buf.get();
+      dg.ldb = bt_.ld;
+    }
+    // With k = 0 nothing is read: the launcher only needs to see op N.
+    dg.desc.op_a = dg.desc.op_b = Op::N;
+  }
+
   int ordinal_;
   DeviceGuard guard_;  // the device is current while the stream and events are created
   GemmDesc desc_;
@@ -136,15 +205,46 @@ class CudaGemmPlan final : public GemmPlan {
 
 }  // namespace
 
+std::string dims_fit(const GemmDesc& d) {
+  constexpr std::int64_t kMax = std::int64_t(1) << 30;
+  if (d.m > kMax || d.n > kMax || d.k > kMax)
+    return "CUDA kernels take dimensions up to 2^30 (" + d.shape() + ")";
+  return "";
+}
+
+std::string grid_rows_fit(const GemmDesc& d, std::int64_t rows_per_block) {
+  const std::int64_t rows = (d.m + rows_per_block - 1) / rows_per_block;
+  if (rows <= kMaxGridY) return "";
+  return "m = " + std::to_string(d.m) + " needs " + std::to_string(rows) + " block rows of " +
+         std::to_string(rows_per_block) + ", more than CUDA's grid limit of " +
+         std::to_string(kMaxGridY);
+}
+
 std::unique_ptr<GemmPlan> make_cuda_plan(const Device& device, const GemmDesc& desc,
                                          const Params& params, Launcher launcher,
                                          PlanTraits traits) {
-  // Kernels index rows and columns with int and add tile sizes and grid strides to them, and
-  // cuBLAS takes padded int leading dimensions: keep every dimension well below 2^31.
-  constexpr std::int64_t kMax = std::int64_t(1) << 30;
-  if (desc.m > kMax || desc.n > kMax || desc.k > kMax)
-    throw Unsupported("CUDA kernels: " + desc.shape() + " has a dimension above 2^30");
-  return std::make_unique<CudaGemmPlan>(device, desc, params, launcher, traits);
+  if (const std::string why = dims_fit(desc); !why.empty()) throw Unsupported(why);
+  return std::make_unique<CudaGemmPlan>(device, desc, params, std::move(launcher),
+                                        std::move(traits));
+}
+
+GemmKernel cuda_rung(std::string name, std::string summary, int rung, ParamSpace params,
+                     Launcher launcher, Limits limits, PlanTraits traits) {
+  GemmKernel k;
+  k.name = std::move(name);
+  k.summary = std::move(summary);
+  k.rung = rung;
+  k.types = natural_types({DType::f32, DType::f64, DType::i32});
+  k.params = std::move(params);
+  k.make_plan = [launcher, traits](const Device& d, const GemmDesc& desc, const Params& p) {
+    return make_cuda_plan(d, desc, p, launcher, traits);
+  };
+  k.can_implement = [limits](const Device& d, const GemmDesc& desc,
+                             const Params& p) -> std::string {
+    if (std::string why = dims_fit(desc); !why.empty()) return why;
+    return limits ? limits(d, desc, p) : "";
+  };
+  return k;
 }
 
 }  // namespace kafel::cuda

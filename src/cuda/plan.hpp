@@ -1,10 +1,11 @@
-// The GemmPlan every CUDA rung shares: device copies of A, B, C (one set per slot), the
-// optional transpose pre-pass, CUDA-event timing. A rung only supplies a launcher function.
+// The GemmPlan every CUDA rung shares (device copies of A, B, C per slot, the operand forms a
+// launcher asks for, CUDA-event timing) and what each rung's registration has in common.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -25,13 +26,30 @@ struct DeviceGemm {
   std::int64_t ldc = 0;
 };
 
-// Enqueues the GEMM on `stream`; throws Unsupported for a type it was not compiled for.
-using Launcher = void (*)(const DeviceGemm& g, const Params& params, cudaStream_t stream);
+// Enqueues the GEMM on `stream`. A std::function, so a launcher may carry state prepared once
+// per plan (the cuBLASLt descriptors and algorithm).
+using Launcher = std::function<void(const DeviceGemm& g, const Params& params, cudaStream_t)>;
+
+// How the shared plan hands the operands to a launcher.
+enum class OperandForm {
+  as_given,  // op N or T, as the framework normalised them
+  // Op-T operands are transposed on the device into scratch buffers first, inside the timed
+  // region, so the launcher sees op N only (the fast SIMT rungs).
+  ops_n,
+  // A as m x k (op N) and B as n x k (op T): both k-contiguous, cuBLASLt's "TN" form that its
+  // fp8 and int8 kernels require. Relaid out once in load(), outside the timed region, with m
+  // and k padded by zeros to multiples of 16 and n to C's padded leading dimension (16 bytes):
+  // the launcher sees those padded sizes; the extra rows and columns of C are computed from
+  // zeros and never fetched. 1-byte inputs only.
+  k_major,
+};
 
 struct PlanTraits {
-  // The launcher handles only Op::N operands: op-T operands are transposed on the device
-  // into scratch buffers first, inside the timed region (the fast rungs use this).
-  bool ops_n_only = false;
+  OperandForm form = OperandForm::as_given;
+  // Called at the end of load() with slot 0's operands as the launcher will see them (ops_n:
+  // before the transpose pre-pass), outside the timed region: where a launcher with state
+  // prepares. Not called when m or n is 0.
+  std::function<void(const DeviceGemm&)> prepare;
 };
 
 // The smallest leading dimension >= cols that is a multiple of 16 bytes of `t`.
@@ -41,12 +59,37 @@ std::unique_ptr<GemmPlan> make_cuda_plan(const Device& device, const GemmDesc& d
                                          const Params& params, Launcher launcher,
                                          PlanTraits traits = {});
 
-// dst (cols x rows, ld ldd) = transpose of src (rows x cols, ld lds), both row-major.
+// dst (cols x rows, ld ldd) = transpose of src (rows x cols, ld lds), both row-major; elements
+// of `t`'s size (4 or 8 bytes).
 void launch_transpose(DType t, const void* src, std::int64_t rows, std::int64_t cols,
                       std::int64_t lds, void* dst, std::int64_t ldd, cudaStream_t stream);
+
+// 1-byte elements: dst (dst_rows x dst_cols, ld ldd) = op(src) where it exists, 0 elsewhere.
+// op(src) is src (rows x cols, ld lds) or, with `transposed`, the transpose of src (cols x rows,
+// ld lds). Used for OperandForm::k_major.
+void launch_relayout_bytes(const void* src, std::int64_t rows, std::int64_t cols, std::int64_t lds,
+                           bool transposed, void* dst, std::int64_t dst_rows, std::int64_t dst_cols,
+                           std::int64_t ldd, cudaStream_t stream);
 
 // Keeps the GPU busy for ~10 us, so a start event recorded right after it is not reached
 // before the timed kernel is enqueued (the host's launch latency stays out of the timing).
 void launch_spin(cudaStream_t stream);
+
+// ---- registration helpers (what every rung's own file uses) ---------------------------------
+
+// gridDim.y (and .z) limit: rungs put block rows of C there.
+inline constexpr std::int64_t kMaxGridY = 65535;
+
+// A rung of the SIMT ladder: the natural f32, f64 and i32 roles, the shared plan with `traits`,
+// `can_implement` checking the dimension limit of every CUDA kernel and then `limits`.
+using Limits = std::function<std::string(const Device&, const GemmDesc&, const Params&)>;
+GemmKernel cuda_rung(std::string name, std::string summary, int rung, ParamSpace params,
+                     Launcher launcher, Limits limits = {}, PlanTraits traits = {});
+
+// "" when every dimension is at most 2^30 (kernels index with int and add tile sizes and grid
+// strides; cuBLAS takes int sizes and padded leading dimensions), else the reason.
+std::string dims_fit(const GemmDesc& d);
+// "" when ceil(m / rows_per_block) block rows fit in gridDim.y, else the reason.
+std::string grid_rows_fit(const GemmDesc& d, std::int64_t rows_per_block);
 
 }  // namespace kafel::cuda

@@ -1,5 +1,8 @@
 // Device-side helpers run around the GEMM kernels: the transpose pre-pass that turns op-T
-// operands into op-N ones for the fast rungs, and the spin kernel that hides launch latency.
+// operands into op-N ones for the fast rungs, the k-major relayout of 1-byte operands for
+// cuBLASLt, and the spin kernel that hides launch latency.
+#include <algorithm>
+
 #include "cuda/gemm_common.cuh"
 #include "cuda/runtime.hpp"
 
@@ -8,27 +11,61 @@ namespace {
 
 constexpr int kTile = 32, kRows = 8;
 
+// Tiles of 32 x 32 through shared memory; block rows stride by the grid so any row count fits
+// the 65535-block limit of gridDim.y.
 template <class T>
 __global__ void transpose_kernel(const T* __restrict__ src, long long rows, long long cols,
                                  long long lds, T* __restrict__ dst, long long ldd) {
   __shared__ T tile[kTile][kTile + 1];
-  const long long r0 = static_cast<long long>(blockIdx.y) * kTile;
   const long long c0 = static_cast<long long>(blockIdx.x) * kTile;
-  for (int y = threadIdx.y; y < kTile; y += kRows) {
-    const long long r = r0 + y, c = c0 + threadIdx.x;
-    if (r < rows && c < cols) tile[y][threadIdx.x] = src[r * lds + c];
+  for (long long r0 = static_cast<long long>(blockIdx.y) * kTile; r0 < rows;
+       r0 += static_cast<long long>(gridDim.y) * kTile) {
+    for (int y = threadIdx.y; y < kTile; y += kRows) {
+      const long long r = r0 + y, c = c0 + threadIdx.x;
+      if (r < rows && c < cols) tile[y][threadIdx.x] = src[r * lds + c];
+    }
+    __syncthreads();
+    for (int y = threadIdx.y; y < kTile; y += kRows) {
+      const long long r = c0 + y, c = r0 + threadIdx.x;  // dst row = src column
+      if (r < cols && c < rows) dst[r * ldd + c] = tile[threadIdx.x][y];
+    }
+    __syncthreads();  // the tile is refilled by the next block row
   }
-  __syncthreads();
-  for (int y = threadIdx.y; y < kTile; y += kRows) {
-    const long long r = c0 + y, c = r0 + threadIdx.x;  // dst row = src column
-    if (r < cols && c < rows) dst[r * ldd + c] = tile[threadIdx.x][y];
+}
+
+// dst(r, c) = op(src)(r, c) inside op(src), 0 in the padding; one 32 x 32 tile of dst per step.
+__global__ void relayout_bytes_kernel(const unsigned char* __restrict__ src, long long rows,
+                                      long long cols, long long lds, int transposed,
+                                      unsigned char* __restrict__ dst, long long dst_rows,
+                                      long long dst_cols, long long ldd) {
+  __shared__ unsigned char tile[kTile][kTile + 1];
+  const long long c0 = static_cast<long long>(blockIdx.x) * kTile;  // dst columns
+  const long long op_rows = transposed ? cols : rows, op_cols = transposed ? rows : cols;
+  for (long long r0 = static_cast<long long>(blockIdx.y) * kTile; r0 < dst_rows;
+       r0 += static_cast<long long>(gridDim.y) * kTile) {
+    // Read src coalesced along its rows: for a transposed source, tile[y][x] holds
+    // src(c0 + y, r0 + x) = op(src)(r0 + x, c0 + y).
+    for (int y = threadIdx.y; y < kTile; y += kRows) {
+      const long long sr = transposed ? c0 + y : r0 + y;
+      const long long sc = transposed ? r0 + threadIdx.x : c0 + threadIdx.x;
+      const long long orow = transposed ? sc : sr, ocol = transposed ? sr : sc;
+      tile[y][threadIdx.x] =
+          orow < op_rows && ocol < op_cols ? src[sr * lds + sc] : static_cast<unsigned char>(0);
+    }
+    __syncthreads();
+    for (int y = threadIdx.y; y < kTile; y += kRows) {
+      const long long r = r0 + y, c = c0 + threadIdx.x;
+      if (r < dst_rows && c < dst_cols)
+        dst[r * ldd + c] = transposed ? tile[threadIdx.x][y] : tile[y][threadIdx.x];
+    }
+    __syncthreads();
   }
 }
 
 template <class T>
 void transpose(const void* src, long long rows, long long cols, long long lds, void* dst,
                long long ldd, cudaStream_t s) {
-  const dim3 grid(ceil_div(cols, kTile), ceil_div(rows, kTile));
+  const dim3 grid(ceil_div(cols, kTile), std::min<unsigned>(ceil_div(rows, kTile), 65535u));
   transpose_kernel<T><<<grid, dim3(kTile, kRows), 0, s>>>(static_cast<const T*>(src), rows, cols,
                                                           lds, static_cast<T*>(dst), ldd);
   KAFEL_CUDA_CHECK_LAUNCH("transpose");
@@ -51,7 +88,6 @@ void launch_spin(cudaStream_t s) {
 void launch_transpose(DType t, const void* src, std::int64_t rows, std::int64_t cols,
                       std::int64_t lds, void* dst, std::int64_t ldd, cudaStream_t s) {
   if (rows == 0 || cols == 0) return;
-  if (ceil_div(rows, kTile) > 65535u) throw Unsupported("transpose: too many rows");
   switch (dtype_size(t)) {
     case 4:
       transpose<float>(src, rows, cols, lds, dst, ldd, s);
@@ -60,8 +96,20 @@ void launch_transpose(DType t, const void* src, std::int64_t rows, std::int64_t 
       transpose<double>(src, rows, cols, lds, dst, ldd, s);
       return;
     default:
-      throw Unsupported("transpose: element type not compiled in");
+      throw Unsupported("transpose: " + std::string(to_string(t)) +
+                        " elements are not compiled in (4 and 8 bytes are)");
   }
+}
+
+void launch_relayout_bytes(const void* src, std::int64_t rows, std::int64_t cols, std::int64_t lds,
+                           bool transposed, void* dst, std::int64_t dst_rows, std::int64_t dst_cols,
+                           std::int64_t ldd, cudaStream_t s) {
+  if (dst_rows == 0 || dst_cols == 0) return;
+  const dim3 grid(ceil_div(dst_cols, kTile), std::min<unsigned>(ceil_div(dst_rows, kTile), 65535u));
+  relayout_bytes_kernel<<<grid, dim3(kTile, kRows), 0, s>>>(
+      static_cast<const unsigned char*>(src), rows, cols, lds, transposed ? 1 : 0,
+      static_cast<unsigned char*>(dst), dst_rows, dst_cols, ldd);
+  KAFEL_CUDA_CHECK_LAUNCH("relayout_bytes");
 }
 
 }  // namespace kafel::cuda

@@ -1,7 +1,7 @@
 // Rung 5: 1D register blocking. Each thread computes TM = 8 elements of one column of C, so
 // one value of op(B) read from shared memory feeds 8 multiply-adds (64x64 tiles, BK = 8).
+#include "core/registry.hpp"
 #include "cuda/gemm_common.cuh"
-#include "cuda/kernels.hpp"
 
 namespace kafel::cuda {
 namespace {
@@ -41,10 +41,7 @@ __global__ void __launch_bounds__(NT) reg1d_kernel(Operands<T> g) {
     if (bm + row0 + t < g.m) g.store(bm + row0 + t, j, acc[t]);
 }
 
-}  // namespace
-
-void launch_reg1d(const DeviceGemm& g, const Params&, cudaStream_t s) {
-  if (ceil_div(g.desc.m, BM) > 65535u) throw Unsupported("cuda.reg1d: m too large for the grid");
+void launch(const DeviceGemm& g, const Params&, cudaStream_t s) {
   by_type(g, "cuda.reg1d", [&](auto tag) {
     using T = decltype(tag);
     const dim3 grid(ceil_div(g.desc.n, BN), ceil_div(g.desc.m, BM));
@@ -52,4 +49,9 @@ void launch_reg1d(const DeviceGemm& g, const Params&, cudaStream_t s) {
   });
 }
 
+const Register registered{cuda_rung(
+    "cuda.reg1d", "1D register blocking: 8 rows of C per thread, 64x64 tiles", 5, {}, launch,
+    [](const Device&, const GemmDesc& d, const Params&) { return grid_rows_fit(d, BM); })};
+
+}  // namespace
 }  // namespace kafel::cuda

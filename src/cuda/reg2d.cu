@@ -1,7 +1,7 @@
 // Rung 6: 2D register blocking. Each thread computes an 8x8 block of C from 8 values of op(A)
 // and 8 of op(B) per step: 64 multiply-adds per 16 shared-memory reads (128x128 tiles, BK = 8).
+#include "core/registry.hpp"
 #include "cuda/gemm_common.cuh"
-#include "cuda/kernels.hpp"
 
 namespace kafel::cuda {
 namespace {
@@ -54,10 +54,7 @@ __global__ void __launch_bounds__(NT) reg2d_kernel(Operands<T> g) {
   }
 }
 
-}  // namespace
-
-void launch_reg2d(const DeviceGemm& g, const Params&, cudaStream_t s) {
-  if (ceil_div(g.desc.m, BM) > 65535u) throw Unsupported("cuda.reg2d: m too large for the grid");
+void launch(const DeviceGemm& g, const Params&, cudaStream_t s) {
   by_type(g, "cuda.reg2d", [&](auto tag) {
     using T = decltype(tag);
     const dim3 grid(ceil_div(g.desc.n, BN), ceil_div(g.desc.m, BM));
@@ -65,4 +62,9 @@ void launch_reg2d(const DeviceGemm& g, const Params&, cudaStream_t s) {
   });
 }
 
+const Register registered{cuda_rung(
+    "cuda.reg2d", "2D register blocking: 8x8 of C per thread, 128x128 tiles", 6, {}, launch,
+    [](const Device&, const GemmDesc& d, const Params&) { return grid_rows_fit(d, BM); })};
+
+}  // namespace
 }  // namespace kafel::cuda

@@ -1,14 +1,13 @@
 // Implementation of the CUDA runtime layer (see runtime.hpp): error translation, buffers,
-// streams, timers and the device description shown by `kafel devices`.
+// streams, timers and cached device properties.
 #include "cuda/runtime.hpp"
 
-#include <array>
-#include <cstdio>
 #include <map>
 #include <mutex>
 #include <utility>
 
 #include "kafel/bench.hpp"
+
 namespace kafel::cuda {
 
 namespace {
@@ -22,21 +21,6 @@ std::string where(const char* file, int line) {
 
 std::string mib(std::size_t bytes) {
   return human_bytes(static_cast<double>(bytes));
-}
-
-// FP64 rate relative to FP32 per compute capability: full-rate parts (x.0 data-centre GPUs)
-// run FP64 at 1/2, consumer parts at 1/32 or 1/64.
-double f64_ratio(int major, int minor) {
-  if (minor == 0 && (major == 6 || major == 7 || major == 8 || major == 9 || major >= 10))
-    return 0.5;
-  if (major == 8 || major == 12) return 1.0 / 64.0;
-  return 1.0 / 32.0;
-}
-
-int attribute(cudaDeviceAttr attr, int ordinal) {
-  int v = 0;
-  if (cudaDeviceGetAttribute(&v, attr, ordinal) != cudaSuccess) return 0;
-  return v;
 }
 
 }  // namespace
@@ -63,57 +47,6 @@ int device_count() noexcept {
     return 0;
   }
   return n;
-}
-
-Device describe_device(int ordinal) {
-  cudaDeviceProp p{};
-  KAFEL_CUDA_CHECK(cudaGetDeviceProperties(&p, ordinal));
-  Device d;
-  d.id = "cuda:" + std::to_string(ordinal);
-  d.backend = "cuda";
-  d.name = p.name;
-  d.vendor = "NVIDIA";
-  int driver = 0, runtime = 0;
-  cudaDriverGetVersion(&driver);
-  cudaRuntimeGetVersion(&runtime);
-  d.driver = "CUDA driver " + std::to_string(driver / 1000) + "." +
-             std::to_string(driver % 1000 / 10) + ", sm_" + std::to_string(p.major) +
-             std::to_string(p.minor);
-  d.platform = 0;
-  d.index = ordinal;
-  d.compute_units = p.multiProcessorCount;
-  d.clock_mhz = attribute(cudaDevAttrClockRate, ordinal) / 1000.0;
-  d.global_memory = p.totalGlobalMem;
-  d.local_memory = p.sharedMemPerBlockOptin;
-  d.cache_bytes = static_cast<std::uint64_t>(p.l2CacheSize);
-  // 128 FP32 lanes per SM (Volta and later data-centre parts), 2 flops per FMA.
-  d.peak_gflops_f32 = double(p.multiProcessorCount) * 128.0 * 2.0 * d.clock_mhz / 1000.0;
-  d.peak_gflops_f64 = d.peak_gflops_f32 * f64_ratio(p.major, p.minor);
-  double mem_khz = attribute(cudaDevAttrMemoryClockRate, ordinal);
-  double bus_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, ordinal);
-  d.bandwidth_gbs = 2.0 * mem_khz * 1e3 * bus_bits / 8.0 / 1e9;  // double data rate
-  d.is_gpu = true;
-  d.details = {
-      {"compute capability", std::to_string(p.major) + "." + std::to_string(p.minor)},
-      {"multiprocessors", std::to_string(p.multiProcessorCount)},
-      {"L2 cache", mib(static_cast<std::size_t>(p.l2CacheSize))},
-      {"shared memory per block (opt-in)",
-       std::to_string(p.sharedMemPerBlockOptin / 1024) + " KiB"},
-      {"registers per SM", std::to_string(p.regsPerMultiprocessor)},
-      {"CUDA runtime", std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10)},
-  };
-  return d;
-}
-
-std::vector<Device> list_cuda_devices() noexcept {
-  std::vector<Device> out;
-  try {
-    int n = device_count();
-    for (int i = 0; i < n; ++i) out.push_back(describe_device(i));
-  } catch (...) {
-    // A device that cannot be queried is left out rather than failing the listing.
-  }
-  return out;
 }
 
 int ordinal_of(const Device& device) {

@@ -1,5 +1,5 @@
 // The CUDA runtime layer every CUDA file of kafel uses: checked calls, RAII device/pinned
-// buffers, streams, event timers and device discovery. No managed memory anywhere.
+// buffers, streams, event timers, device properties. No managed memory anywhere.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -30,10 +30,6 @@ namespace kafel::cuda {
 
 // Number of CUDA devices; 0 (never an exception) when there is no driver or no device.
 int device_count() noexcept;
-// The kafel::Device description of ordinal `ordinal` (id "cuda:N", peaks, memory, L2).
-Device describe_device(int ordinal);
-// Every CUDA device present (empty without a driver or device).
-std::vector<Device> list_cuda_devices() noexcept;
 // The CUDA ordinal of a kafel device with backend "cuda"; throws InvalidArgument otherwise.
 int ordinal_of(const Device& device);
 

@@ -1,7 +1,7 @@
 // Rung 4: shared-memory tiles. A TS x TS block loads a TS x TS tile of op(A) and of op(B)
 // per step of k, so each element fetched from global memory is used TS times.
+#include "core/registry.hpp"
 #include "cuda/gemm_common.cuh"
-#include "cuda/kernels.hpp"
 
 namespace kafel::cuda {
 namespace {
@@ -25,25 +25,37 @@ __global__ void smem_kernel(Operands<T> g) {
 }
 
 template <class T, int TS>
-void launch(const DeviceGemm& g, cudaStream_t s) {
+void launch_tile(const DeviceGemm& g, cudaStream_t s) {
   const dim3 grid(ceil_div(g.desc.n, TS), ceil_div(g.desc.m, TS));
   smem_kernel<T, TS><<<grid, dim3(TS, TS), 0, s>>>(operands_of<T>(g));
 }
 
-}  // namespace
-
-void launch_smem(const DeviceGemm& g, const Params& p, cudaStream_t s) {
+void launch(const DeviceGemm& g, const Params& p, cudaStream_t s) {
   const auto ts = p.at("TS");
-  if (ceil_div(g.desc.m, ts) > 65535u) throw Unsupported("cuda.smem: m too large for the grid");
   by_type(g, "cuda.smem", [&](auto tag) {
     using T = decltype(tag);
     if (ts == 16)
-      launch<T, 16>(g, s);
+      launch_tile<T, 16>(g, s);
     else if (ts == 32)
-      launch<T, 32>(g, s);
+      launch_tile<T, 32>(g, s);
     else
       throw InvalidArgument("cuda.smem: TS must be 16 or 32");
   });
 }
 
+ParamSpace smem_params() {
+  ParamSpace s;
+  s.params = {param("TS", 32, {16, 32}, 16, 32, "tile edge: TS x TS threads and shared tiles")};
+  s.constraint = [](const Params& p) -> std::string {
+    return p.at("TS") == 16 || p.at("TS") == 32 ? "" : "TS must be 16 or 32 (the compiled tiles)";
+  };
+  return s;
+}
+
+const Register registered{cuda_rung("cuda.smem", "shared-memory tiles TS x TS", 4, smem_params(),
+                                    launch, [](const Device&, const GemmDesc& d, const Params& p) {
+                                      return grid_rows_fit(d, p.at("TS"));
+                                    })};
+
+}  // namespace
 }  // namespace kafel::cuda

@@ -1,8 +1,8 @@
 // Rung 7: 2D register blocking with 128-bit loads. Tiles move global -> shared as 16-byte
 // vectors; the A tile is stored transposed (k-major) so both fragments are vector reads too.
 // Operands are op N (the plan transposes op-T operands first); edge tiles load element-wise.
+#include "core/registry.hpp"
 #include "cuda/gemm_common.cuh"
-#include "cuda/kernels.hpp"
 #include "cuda/vec.cuh"
 
 namespace kafel::cuda {
@@ -69,10 +69,7 @@ __global__ void __launch_bounds__(NT) vec_kernel(Operands<T> g) {
   }
 }
 
-}  // namespace
-
-void launch_vec(const DeviceGemm& g, const Params&, cudaStream_t s) {
-  if (ceil_div(g.desc.m, BM) > 65535u) throw Unsupported("cuda.vec: m too large for the grid");
+void launch(const DeviceGemm& g, const Params&, cudaStream_t s) {
   by_type(g, "cuda.vec", [&](auto tag) {
     using T = decltype(tag);
     const dim3 grid(ceil_div(g.desc.n, BN), ceil_div(g.desc.m, BM));
@@ -80,4 +77,10 @@ void launch_vec(const DeviceGemm& g, const Params&, cudaStream_t s) {
   });
 }
 
+const Register registered{cuda_rung(
+    "cuda.vec", "2D blocking + 128-bit loads, A tile transposed in shared memory", 7, {}, launch,
+    [](const Device&, const GemmDesc& d, const Params&) { return grid_rows_fit(d, BM); },
+    PlanTraits{OperandForm::ops_n, {}})};
+
+}  // namespace
 }  // namespace kafel::cuda

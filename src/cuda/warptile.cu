@@ -1,8 +1,8 @@
 // Rung 8: warp tiling. Each of the 8 warps owns a 64x32 piece of the 128x128 block tile and
 // each lane an 8x8 set of C (two 4-row by two 4-column groups), so a warp's shared-memory
 // reads are 128 contiguous bytes (A) or broadcasts (B): no bank conflicts, 16 FMA per LDS.128.
+#include "core/registry.hpp"
 #include "cuda/gemm_common.cuh"
-#include "cuda/kernels.hpp"
 #include "cuda/vec.cuh"
 
 namespace kafel::cuda {
@@ -76,10 +76,7 @@ __global__ void __launch_bounds__(NT) warptile_kernel(Operands<T> g) {
   }
 }
 
-}  // namespace
-
-void launch_warptile(const DeviceGemm& g, const Params&, cudaStream_t s) {
-  if (ceil_div(g.desc.m, BM) > 65535u) throw Unsupported("cuda.warptile: m too large for the grid");
+void launch(const DeviceGemm& g, const Params&, cudaStream_t s) {
   by_type(g, "cuda.warptile", [&](auto tag) {
     using T = decltype(tag);
     const dim3 grid(ceil_div(g.desc.n, BN), ceil_div(g.desc.m, BM));
@@ -87,4 +84,10 @@ void launch_warptile(const DeviceGemm& g, const Params&, cudaStream_t s) {
   });
 }
 
+const Register registered{cuda_rung(
+    "cuda.warptile", "warp tiling 64x32 per warp, conflict-free 128-bit fragments", 8, {}, launch,
+    [](const Device&, const GemmDesc& d, const Params&) { return grid_rows_fit(d, BM); },
+    PlanTraits{OperandForm::ops_n, {}})};
+
+}  // namespace
 }  // namespace kafel::cuda

@@ -1,7 +1,8 @@
-// The shared part of every OpenCL GEMM plan (see gemm_plan.hpp): upload, pre-pass, timing, the
-// size checks that keep 32-bit index arithmetic in the kernels safe and the device-limit checks.
+// The shared part of every OpenCL GEMM rung (see gemm_plan.hpp): element roles, the checks made
+// before a plan (32-bit indices, device limits), upload, pre-pass and timing.
 #include "opencl/gemm_plan.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -28,32 +29,109 @@ std::size_t work_items(const std::vector<std::size_t>& local) {
 
 }  // namespace
 
-std::string type_options(const Context& ctx, DType t) {
-  switch (t) {
-    case DType::f32:
-      return "-DKAFEL_F32";
-    case DType::f64:
-      if (!ctx.fp64())
-        throw Unsupported(ctx.name() + " has no cl_khr_fp64: f64 GEMM is not available");
-      return "-DKAFEL_F64";
-    case DType::i32:
-      return "-DKAFEL_I32";
-    case DType::f16:
-      return ctx.fp16() ? "-DKAFEL_F16 -DKAFEL_NATIVE_HALF" : "-DKAFEL_F16";
-  }
-  return {};
+std::vector<TypeSupport> buffer_types() {
+  std::vector<TypeSupport> out = natural_types({DType::f32, DType::i32, DType::f16, DType::bf16});
+  out.push_back({GemmTypes::of(DType::f64), Cap::fp64});
+  out.push_back({GemmTypes::of(DType::f16, Compute::f16), Cap::fp16});
+  return out;
+}
+
+std::vector<TypeSupport> image_types() {
+  std::vector<TypeSupport> out = natural_types({DType::f32, DType::i32, DType::f16}, Cap::images);
+  out.push_back({GemmTypes::of(DType::f16, Compute::f16), Cap::images | Cap::fp16});
+  return out;
+}
+
+std::string type_options(const Context& ctx, const GemmTypes& t) {
+  const auto refuse = [&](const std::string& why) -> std::string {
+    throw Unsupported("OpenCL GEMM " + t.name() + " on " + ctx.name() + ": " + why);
+  };
+  if (t.a != t.b || t.a != t.c) refuse("the kernels take one storage type for A, B and C");
+  const char* storage = t.a == DType::f32    ? "F32"
+                        : t.a == DType::f64  ? "F64"
+                        : t.a == DType::i32  ? "I32"
+                        : t.a == DType::f16  ? "F16"
+                        : t.a == DType::bf16 ? "BF16"
+                                             : nullptr;
+  const char* compute = t.compute == Compute::f32   ? "F32"
+                        : t.compute == Compute::f64 ? "F64"
+                        : t.compute == Compute::i32 ? "I32"
+                        : t.compute == Compute::f16 ? "F16"
+                                                    : nullptr;
+  if (!storage || !compute) refuse("the kernels do not implement these element roles");
+  if (t.compute == Compute::f64 && !ctx.fp64()) refuse("the device has no cl_khr_fp64");
+  if (t.compute == Compute::f16 && !ctx.fp16()) refuse("the device has no cl_khr_fp16");
+  return std::string("-DKAFEL_STORE_") + storage + " -DKAFEL_COMPUTE_" + compute;
+}
+
+std::size_t acc_bytes(const GemmTypes& t) {
+  return dtype_size(compute_info(t.compute).accumulator);
 }
 
 Defines defines_of(const Params& p) {
   return Defines(p.begin(), p.end());
 }
 
+std::string fits_limits(const std::vector<std::size_t>& local, std::size_t max_work_group,
+                        std::uint64_t local_bytes, std::uint64_t local_memory) {
+  const std::size_t items = work_items(local);
+  if (items > max_work_group)
+    return "a work-group of " + std::to_string(items) +
+           " work-items exceeds the device's limit of " + std::to_string(max_work_group) +
+           " (CL_DEVICE_MAX_WORK_GROUP_SIZE)";
+  if (local_bytes > local_memory)
+    return "needs " + std::to_string(local_bytes) + " bytes of local memory, the device has " +
+           std::to_string(local_memory) + " (CL_DEVICE_LOCAL_MEM_SIZE)";
+  return "";
+}
+
+std::string fits_device(const Device& device, const std::vector<std::size_t>& local,
+                        std::uint64_t local_bytes) {
+  return fits_limits(local, Context::get(device).max_work_group_size(), local_bytes,
+                     device.local_memory);
+}
+
+std::string fits_index(const GemmDesc& desc) {
+  for (auto [v, what] : {std::pair{desc.m, "m"}, {desc.n, "n"}, {desc.k, "k"}})
+    if (v > kIndexLimit)
+      return std::string("the kernels index with 32-bit integers: ") + what + " = " +
+             std::to_string(v) + " exceeds 2^31-1";
+  return "";
+}
+
+std::string limit_work_group(std::int64_t threads) {
+  return threads > 1024 ? "work-group of " + std::to_string(threads) + " exceeds 1024" : "";
+}
+
+std::string vector_width(const char* name, std::int64_t v) {
+  for (std::int64_t w : {1, 2, 4, 8, 16})
+    if (v == w) return "";
+  return std::string(name) + "=" + std::to_string(v) + " is not a vector width (1, 2, 4, 8, 16)";
+}
+
+GemmKernel ocl_kernel(const std::string& rung_name, std::string summary, int rung,
+                      std::vector<TypeSupport> types, ParamSpace params, PlanFactory make_plan,
+                      Limits limits) {
+  GemmKernel k;
+  k.name = "ocl." + rung_name;
+  k.summary = std::move(summary);
+  k.rung = rung;
+  k.types = std::move(types);
+  k.params = std::move(params);
+  k.make_plan = std::move(make_plan);
+  k.can_implement = [limits = std::move(limits)](const Device& d, const GemmDesc& g,
+                                                 const Params& p) -> std::string {
+    if (std::string why = fits_index(g); !why.empty()) return why;
+    return limits ? limits(d, g, p) : "";
+  };
+  return k;
+}
+
 OclPlan::OclPlan(const Device& device, const GemmDesc& desc, const Params& params)
     : ctx_(Context::get(device)), desc_(desc), params_(params) {
   desc.validate();
-  type_options(ctx_, desc.dtype);  // throws early for f64 without fp64
-  for (auto [v, what] : {std::pair{desc.m, "m"}, {desc.n, "n"}, {desc.k, "k"}})
-    check_index(v, what);
+  type_options(ctx_, desc.types);  // throws early for roles the device cannot run
+  if (const std::string why = fits_index(desc); !why.empty()) throw Unsupported("OpenCL " + why);
   m_ = int(desc.m);
   n_ = int(desc.n);
   k_ = int(desc.k);
@@ -64,27 +142,20 @@ Program OclPlan::build(const std::vector<std::string>& files, Defines extra) con
   all.insert(all.end(), files.begin(), files.end());
   Defines defs = defines_of(params_);
   defs.insert(defs.end(), extra.begin(), extra.end());
-  return ocl::build(ctx_, all, defs, type_options(ctx_, desc_.dtype));
+  return ocl::build(ctx_, all, defs, type_options(ctx_, desc_.types));
 }
 
 void OclPlan::unsupported(const std::string& rung, const std::string& what) const {
   const std::string config = params_.empty() ? "" : " " + format_params(params_);
-  throw Unsupported(rung + config + " (" + std::string(to_string(desc_.dtype)) + ") on " +
-                    ctx_.name() + ": " + what);
+  throw Unsupported(rung + config + " (" + desc_.types.name() + ") on " + ctx_.name() + ": " +
+                    what);
 }
 
 void OclPlan::check_limits(const std::vector<std::size_t>& local, std::uint64_t local_bytes,
                            const std::string& rung) const {
-  const std::size_t items = work_items(local);
-  if (items > ctx_.max_work_group_size())
-    unsupported(rung, "a work-group of " + std::to_string(items) +
-                          " work-items exceeds the device's limit of " +
-                          std::to_string(ctx_.max_work_group_size()) +
-                          " (CL_DEVICE_MAX_WORK_GROUP_SIZE)");
-  if (local_bytes > ctx_.local_memory())
-    unsupported(rung, "needs " + std::to_string(local_bytes) +
-                          " bytes of local memory, the device has " +
-                          std::to_string(ctx_.local_memory()) + " (CL_DEVICE_LOCAL_MEM_SIZE)");
+  const std::string why =
+      fits_limits(local, ctx_.max_work_group_size(), local_bytes, ctx_.local_memory());
+  if (!why.empty()) unsupported(rung, why);
 }
 
 Kernel OclPlan::checked_kernel(const Program& program, const char* name,
@@ -114,13 +185,13 @@ Kernel OclPlan::checked_kernel(const Program& program, const char* name,
 
 Buffer OclPlan::scratch(std::int64_t elements) const {
   check_index(elements, "a padded operand");
-  return Buffer(ctx_, std::size_t(elements) * dtype_size(desc_.dtype));
+  return Buffer(ctx_, std::size_t(elements) * dtype_size(desc_.types.c));
 }
 
 void OclPlan::load(const GemmArgs& args, int slots) {
   if (slots < 1) throw InvalidArgument("GemmPlan::load: slots must be >= 1");
   args_ = args;
-  const std::size_t es = dtype_size(desc_.dtype);
+  const std::size_t es = dtype_size(desc_.types.c);  // A, B and C share one storage type
   const auto& d = desc_;
   std::int64_t a_span = d.op_a == Op::N ? span_of(d.m, d.k, args.lda) : span_of(d.k, d.m, args.lda);
   std::int64_t b_span = d.op_b == Op::N ? span_of(d.k, d.n, args.ldb) : span_of(d.n, d.k, args.ldb);
@@ -177,15 +248,15 @@ void OclPlan::fetch() {
 }
 
 void OclPlan::set_scalar(Kernel& k, cl_uint i, double v) const {
-  switch (desc_.dtype) {
-    case DType::f64:
+  switch (desc_.types.compute) {
+    case Compute::f64:
       k.arg(i, v);
       break;
-    case DType::i32:
-      k.arg(i, cl_int(std::int32_t(v)));
+    case Compute::i32:  // GemmDesc::validate has made sure v is an int32 value
+      k.arg(i, static_cast<cl_int>(std::llround(v)));
       break;
     default:
-      k.arg(i, cl_float(v));
+      k.arg(i, static_cast<cl_float>(v));
   }
 }
 

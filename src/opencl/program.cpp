@@ -1,14 +1,16 @@
 // OpenCL program builds: -D defines, build logs in BuildError, an in-process cache and an
-// on-disk binary cache (one file per device + driver + source + options hash).
-#include <unistd.h>
+// on-disk binary cache (one file per device + driver + source + options hash, each binary behind
+// a header with its size and checksum, so a damaged file is rebuilt, never given to the driver).
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
+#include "kafel/io.hpp"
 #include "opencl/runtime.hpp"
 
 namespace kafel::ocl {
@@ -16,7 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::atomic<int> g_compiled{0}, g_disk_hits{0}, g_memory_hits{0};
+std::atomic<int> g_compiled{0}, g_disk_hits{0}, g_memory_hits{0}, g_rejected{0};
 
 std::mutex& memo_mutex() {
   static std::mutex m;
@@ -80,6 +82,40 @@ std::string read_file(const fs::path& path) {
   return s.str();
 }
 
+// A cache file: "kafelcl1", the binary's size and its FNV-1a checksum (little-endian 64-bit
+// each), then the binary. Some drivers crash on a damaged binary (a process killed while
+// writing elsewhere, a full disk, a hand-edited cache): the header catches all of these.
+constexpr std::string_view kMagic = "kafelcl1";
+constexpr std::size_t kHeaderBytes = kMagic.size() + 16;
+
+void put_u64(std::string& out, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+std::uint64_t get_u64(std::string_view in) {
+  std::uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(in[std::size_t(i)]);
+  return v;
+}
+
+std::string cache_entry(const std::string& binary) {
+  std::string out(kMagic);
+  put_u64(out, binary.size());
+  put_u64(out, fnv1a(binary));
+  return out + binary;
+}
+
+// The binary of a cache file, or nothing when the header does not match what follows it.
+std::optional<std::string> cached_binary(const std::string& file) {
+  if (file.size() <= kHeaderBytes || std::string_view(file).substr(0, kMagic.size()) != kMagic)
+    return std::nullopt;
+  const std::string_view rest = std::string_view(file).substr(kMagic.size());
+  const std::uint64_t size = get_u64(rest), checksum = get_u64(rest.substr(8));
+  std::string binary = file.substr(kHeaderBytes);
+  if (size != binary.size() || checksum != fnv1a(binary)) return std::nullopt;
+  return binary;
+}
+
 cl_program from_binary(const Context& ctx, const std::string& bin, const std::string& options) {
   const auto* data = reinterpret_cast<const unsigned char*>(bin.data());
   std::size_t size = bin.size();
@@ -97,6 +133,7 @@ cl_program from_binary(const Context& ctx, const std::string& bin, const std::st
   return p;
 }
 
+// Best effort: a cache that cannot be written only costs a rebuild next time.
 void save_binary(const Context& ctx, cl_program p, const fs::path& path) {
   std::size_t size = 0;
   if (clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) != CL_SUCCESS ||
@@ -107,18 +144,10 @@ void save_binary(const Context& ctx, cl_program p, const fs::path& path) {
   if (clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof ptr, &ptr, nullptr) != CL_SUCCESS) return;
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
-  // Write then rename, so a concurrent reader never sees half a file.
-  fs::path tmp = path;
-  static std::atomic<unsigned> counter{0};
-  tmp += ".tmp" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) return;
-    out.write(bin.data(), std::streamsize(bin.size()));
-    if (!out) return;
+  try {
+    write_file_atomic(path.string(), cache_entry(bin));  // readers never see half a file
+  } catch (const Error&) {
   }
-  fs::rename(tmp, path, ec);
-  if (ec) fs::remove(tmp, ec);
   (void)ctx;
 }
 
@@ -144,7 +173,7 @@ std::string cache_dir() {
 }
 
 CacheStats cache_stats() {
-  return {g_compiled.load(), g_disk_hits.load(), g_memory_hits.load()};
+  return {g_compiled.load(), g_disk_hits.load(), g_memory_hits.load(), g_rejected.load()};
 }
 
 void clear_memory_cache() {
@@ -169,13 +198,15 @@ Program build_source(const Context& ctx, const std::string& source, const std::s
   std::string dir = cache_dir();
   fs::path file = dir.empty() ? fs::path() : fs::path(dir) / "opencl" / (key + ".clbin");
   if (!dir.empty()) {
-    if (std::string bin = read_file(file); !bin.empty()) {
-      p = from_binary(ctx, bin, options);
-      if (p)
+    if (const std::string entry = read_file(file); !entry.empty()) {
+      const std::optional<std::string> bin = cached_binary(entry);
+      if (bin) p = from_binary(ctx, *bin, options);
+      if (p) {
         ++g_disk_hits;
-      else {
+      } else {  // damaged, stale or foreign: rebuild from source (and overwrite it)
+        ++g_rejected;
         std::error_code ec;
-        fs::remove(file, ec);  // stale or foreign binary: rebuild from source
+        fs::remove(file, ec);
       }
     }
   }

@@ -1,16 +1,12 @@
-// The OpenCL runtime: device discovery, cached contexts/queues, RAII handles, program builds
-// with an on-disk binary cache keyed by device, driver, source and options.
+// The OpenCL runtime: device discovery (and the backend's registration), cached contexts and
+// queues, RAII handles, kernel launches. Program builds and their caches: program.cpp.
 #include "opencl/runtime.hpp"
 
 #include <algorithm>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
-#include <memory>
 #include <mutex>
-#include <sstream>
-#include <tuple>
+
+#include "core/registry.hpp"
 
 namespace kafel::ocl {
 namespace {
@@ -54,6 +50,17 @@ std::vector<cl_device_id> devices_of(cl_platform_id p) {
   std::vector<cl_device_id> ds(n);
   if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, n, ds.data(), nullptr) != CL_SUCCESS) return {};
   return ds;
+}
+
+// True when the space-separated `list` holds `word` (an extension name) exactly.
+bool has_word(std::string_view list, std::string_view word) {
+  std::size_t pos = 0;
+  while (pos < list.size()) {
+    const std::size_t end = std::min(list.find(' ', pos), list.size());
+    if (list.substr(pos, end - pos) == word) return true;
+    pos = end + 1;
+  }
+  return false;
 }
 
 // FP32 lanes per compute unit, for the peak estimate (vendor data; 0 when unknown).
@@ -107,15 +114,19 @@ Device describe(cl_platform_id p, cl_device_id d, int pi, int di) {
   dev.is_gpu = (type & CL_DEVICE_TYPE_GPU) != 0;
   double lanes = lanes_per_unit(d, dev.vendor, dev.is_gpu);
   dev.peak_gflops_f32 = dev.compute_units * lanes * 2.0 * dev.clock_mhz * 1e-3;
-  std::string ext = device_string(d, CL_DEVICE_EXTENSIONS);
-  if (ext.find("cl_khr_fp64") != std::string::npos)
+  const std::string ext = device_string(d, CL_DEVICE_EXTENSIONS);
+  const bool images = device_value<cl_bool>(d, CL_DEVICE_IMAGE_SUPPORT) != 0;
+  if (has_word(ext, "cl_khr_fp64")) {
+    dev.caps |= Cap::fp64;
     dev.peak_gflops_f64 = dev.peak_gflops_f32 / 2.0;  // an estimate; consumer GPUs do less
+  }
+  if (has_word(ext, "cl_khr_fp16")) dev.caps |= Cap::fp16;
+  if (images) dev.caps |= Cap::images;
   dev.details.push_back({"platform", platform_string(p, CL_PLATFORM_NAME)});
   dev.details.push_back({"version", device_string(d, CL_DEVICE_VERSION)});
   dev.details.push_back({"max work-group size", std::to_string(device_value<std::size_t>(
                                                     d, CL_DEVICE_MAX_WORK_GROUP_SIZE))});
-  dev.details.push_back(
-      {"image support", device_value<cl_bool>(d, CL_DEVICE_IMAGE_SUPPORT) ? "yes" : "no"});
+  dev.details.push_back({"image support", images ? "yes" : "no"});
   dev.details.push_back({"extensions", ext});
   return dev;
 }
@@ -267,11 +278,7 @@ Context& Context::get(const Device& device) {
 }
 
 bool Context::has_extension(std::string_view ext) const {
-  std::istringstream in(extensions_);
-  std::string word;
-  while (in >> word)
-    if (word == ext) return true;
-  return false;
+  return has_word(extensions_, ext);
 }
 
 void Context::finish() const {
@@ -419,5 +426,10 @@ Event launch(const Context& ctx, const Kernel& k, std::vector<std::size_t> globa
   }
   return Event(e);
 }
+
+namespace {
+// The backend: its devices are what discovery finds (none without an ICD or platform).
+const Register registered{Backend{"opencl", 1, discover}};
+}  // namespace
 
 }  // namespace kafel::ocl

@@ -20,7 +20,7 @@
 // Usage in a nutshell (covariance and GEMM plans follow this pattern):
 //
 //   auto& ctx = ocl::Context::get(device);                 // cached per device, never freed
-//   ocl::Program prog = ocl::build(ctx, {"common.cl", "03_tiled.cl"}, {{"TS", 16}}, "-DKAFEL_F32");
+//   ocl::Program prog = ocl::build(ctx, {"common.cl", "tiled.cl"}, {{"TS", 16}});
 //   ocl::Kernel k = prog.kernel("gemm_tiled");
 //   ocl::Buffer a(ctx, bytes);  a.write(host_ptr, bytes);
 //   k.args(m, n, k_, a, ...);                                // cl_mem, int, float, ... by value
@@ -37,7 +37,8 @@ std::string error_name(cl_int err);
 // CL_MEM_OBJECT_ALLOCATION_FAILURE / CL_OUT_OF_RESOURCES on allocation become OutOfMemory.
 void check(cl_int err, std::string_view what);
 
-// Every OpenCL device of every platform, as kafel Devices with id "opencl:P:D".
+// Every OpenCL device of every platform, as kafel Devices with id "opencl:P:D" and their
+// capabilities (Cap::fp64, fp16, images from the extensions and CL_DEVICE_IMAGE_SUPPORT).
 // Returns an empty list (never throws) when there is no ICD or no platform.
 std::vector<Device> discover();
 
@@ -215,7 +216,8 @@ std::vector<std::string> kernel_files();
 using Defines = std::vector<std::pair<std::string, std::int64_t>>;
 
 // Builds the concatenation of the embedded `files` (in order) with `defines` and the extra
-// `options`. Uses the on-disk binary cache (see cache_dir) and an in-process cache, so the
+// `options`. Uses the on-disk binary cache (see cache_dir; every file checked against its size
+// and checksum header before the driver sees it) and an in-process cache per context, so the
 // same program is compiled once per machine. Throws BuildError carrying the build log.
 Program build(const Context& ctx, const std::vector<std::string>& files, const Defines& defines,
               const std::string& options = "");
@@ -226,11 +228,13 @@ Program build_source(const Context& ctx, const std::string& source, const std::s
 // $KAFEL_CACHE_DIR, else $XDG_CACHE_HOME/kafel, else ~/.cache/kafel ("" disables the cache).
 std::string cache_dir();
 
-// Counters of build(): compiled from source, loaded from the on-disk cache, found in memory.
+// Counters of build(): compiled from source, loaded from the on-disk cache, found in memory,
+// and cache files refused (header, size or checksum wrong, or the driver rejected the binary).
 struct CacheStats {
   int compiled = 0;
   int disk_hits = 0;
   int memory_hits = 0;
+  int rejected = 0;
 };
 CacheStats cache_stats();
 // Forgets the in-process program cache (tests use it to observe the disk cache).

@@ -1,159 +1,290 @@
-// Every CUDA rung (and cuBLAS) against the float64 reference on the GPU: odd sizes, k = 0,
-// transposes, layouts, ld > cols, alpha/beta (beta = 0 with NaN in C), f32 / f64 / i32.
+// Every CUDA kernel (cuBLAS included) x every element-role combination it registers, through the
+// shared ladder bodies on cuda:0; then the CUDA facts: limits and choices made before any device
+// call (these run without a GPU too), the device description, out-of-memory.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <optional>
+#include <set>
 #include <string>
-#include <vector>
 
-#include "common/problems.hpp"
+#include "common/ladder.hpp"
 #include "core/backend.hpp"
+#include "core/cov_backend.hpp"
+#include "cuda/device_facts.hpp"
 #include "kafel/error.hpp"
+#include "kafel/kernels.hpp"
 
 namespace kafel {
 namespace {
 
-std::optional<Device> cuda_device() {
-  for (const auto& d : list_devices())
-    if (d.backend == "cuda") return d;
-  return std::nullopt;
+std::optional<Device> cuda0() {
+  static const std::optional<Device> found = []() -> std::optional<Device> {
+    for (const auto& d : list_devices())
+      if (d.id == "cuda:0") return d;
+    return std::nullopt;
+  }();
+  return found;
 }
 
-#define KAFEL_REQUIRE_CUDA(dev)                               \
-  const std::optional<Device> dev##_found = cuda_device();    \
-  if (!dev##_found) GTEST_SKIP() << "no CUDA device present"; \
-  const Device dev = *dev##_found
+#define KAFEL_REQUIRE_CUDA() \
+  if (!cuda0()) GTEST_SKIP() << "no CUDA device present"
 
-struct Case {
-  std::string kernel;
-  DType type;
-  Params params;
-};
-
-bool fits(const std::string& kernel, const test::Shape& s) {
-  return kernel != "cuda.oneblock" || s.m * s.n <= 1024;
+// What the registry's checks read of an H100 SXM, with no GPU behind it.
+Device described_gpu(int sm_version = 90, std::uint64_t shared = 227 * 1024) {
+  Device d;
+  d.id = "cuda:0";
+  d.backend = "cuda";
+  d.name = "described GPU (no device)";
+  d.is_gpu = true;
+  d.compute_units = 132;
+  d.clock_mhz = 1980;
+  d.local_memory = shared;
+  d.sm_version = sm_version;
+  d.caps = cuda::cuda_caps(sm_version, false);
+  d.tensor_peaks = cuda::tensor_peaks_for(sm_version, d.compute_units, d.clock_mhz);
+  d.peak_gflops_f32 = 132 * 128 * 2 * 1.98;
+  return d;
 }
 
-// Shapes that straddle the 32 / 64 / 128 / 256 tiles of the faster rungs.
-std::vector<test::Shape> tile_edge_shapes() {
-  return {{129, 257, 33}, {200, 130, 70}, {255, 129, 17}, {131, 263, 129}};
-}
-
-class CudaLadder : public ::testing::TestWithParam<Case> {
- protected:
-  void check(const Device& dev, const test::Shape& s, Op oa, Op ob, double alpha, double beta,
-             const test::ProblemOptions& opt) {
-    const Case& c = GetParam();
-    GemmDesc d{s.m, s.n, s.k, oa, ob, alpha, beta, c.type};
-    auto p = test::make_problem(d, opt);
-    const auto r = test::run_and_verify(dev, c.kernel, p, c.params);
-    EXPECT_TRUE(r.passed) << test::describe(c.kernel, p, opt) << " " << format_params(c.params)
-                          << ": " << r.message;
+// The choices below must not depend on a tuning database on the machine running the tests.
+class NoTuningDb {
+ public:
+  NoTuningDb() {
+    if (const char* v = std::getenv("KAFEL_TUNE_DB")) old_ = v;
+    setenv("KAFEL_TUNE_DB", "off", 1);
   }
+  ~NoTuningDb() {
+    if (old_)
+      setenv("KAFEL_TUNE_DB", old_->c_str(), 1);
+    else
+      unsetenv("KAFEL_TUNE_DB");
+  }
+
+ private:
+  std::optional<std::string> old_;
 };
+
+GemmDesc cube(std::int64_t n, GemmTypes t = DType::f32) {
+  return {n, n, n, Op::N, Op::N, 1.0, 0.0, t};
+}
+
+std::string refusal(const Device& dev, const GemmDesc& d, const std::string& kernel,
+                    const Params& p = {}) {
+  try {
+    choose_gemm(dev, d, kernel, p);
+  } catch (const Unsupported& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// ---- the ladder ----------------------------------------------------------------------------
+
+class CudaLadder : public ::testing::TestWithParam<test::LadderCase> {};
 
 TEST_P(CudaLadder, OddShapesTransposesAndScalars) {
-  KAFEL_REQUIRE_CUDA(dev);
-  std::uint64_t seed = 11;
-  auto shapes = test::odd_shapes();
-  for (const auto& s : tile_edge_shapes()) shapes.push_back(s);
-  for (const auto& s : shapes) {
-    if (!fits(GetParam().kernel, s)) continue;
-    for (Op oa : {Op::N, Op::T})
-      for (Op ob : {Op::N, Op::T}) {
-        ++seed;
-        const double alpha = seed % 3 == 0 ? 1.0 : -1.5, beta = seed % 2 ? 0.0 : 0.5;
-        test::ProblemOptions opt;
-        opt.seed = seed;
-        check(dev, s, oa, ob, alpha, beta, opt);
-      }
-  }
+  KAFEL_REQUIRE_CUDA();
+  test::ladder_odd_shapes(cuda0(), GetParam());
 }
-
 TEST_P(CudaLadder, LayoutsAndLeadingDimensions) {
-  KAFEL_REQUIRE_CUDA(dev);
-  const Layout R = Layout::RowMajor, C = Layout::ColMajor;
-  std::uint64_t seed = 100;
-  for (Layout la : {R, C})
-    for (Layout lb : {R, C})
-      for (Layout lc : {R, C}) {
-        test::ProblemOptions opt{la, lb, lc, 3, false, ++seed};
-        check(dev, {29, 17, 23}, Op::N, Op::T, 2.0, -0.75, opt);
-      }
+  KAFEL_REQUIRE_CUDA();
+  test::ladder_layouts(cuda0(), GetParam());
 }
-
 TEST_P(CudaLadder, ExactOnIntegerValuedInputs) {
-  KAFEL_REQUIRE_CUDA(dev);
-  const Case& c = GetParam();
-  GemmDesc d{13, 24, 35, Op::N, Op::N, 1.0, 1.0, c.type};
-  test::ProblemOptions opt;
-  opt.integer_values = true;
-  auto p = test::make_problem(d, opt);
-  const Matrix expected = p.c.clone();
-  reference_gemm(d.op_a, d.op_b, d.alpha, p.a, p.b, d.beta, expected);
-  test::run_and_verify(dev, c.kernel, p, c.params);
-  for (std::int64_t i = 0; i < d.m; ++i)
-    for (std::int64_t j = 0; j < d.n; ++j)
-      ASSERT_EQ(p.c.get(i, j), expected.get(i, j)) << c.kernel << " at (" << i << "," << j << ")";
+  KAFEL_REQUIRE_CUDA();
+  test::ladder_exact(cuda0(), GetParam());
 }
-
 TEST_P(CudaLadder, LargerThanSeveralTiles) {
-  KAFEL_REQUIRE_CUDA(dev);
-  const Case& c = GetParam();
-  if (c.kernel == "cuda.oneblock") GTEST_SUCCEED() << "one block cannot hold this size";
-  if (c.kernel == "cuda.oneblock") return;
-  test::ProblemOptions opt;
-  opt.seed = 5;
-  check(dev, {517, 389, 1031}, Op::N, Op::N, 0.5, 0.0, opt);
-  check(dev, {388, 516, 260}, Op::T, Op::T, 1.0, 2.0, opt);
+  KAFEL_REQUIRE_CUDA();
+  test::ladder_large(cuda0(), GetParam());
+}
+TEST_P(CudaLadder, SampledParameters) {
+  KAFEL_REQUIRE_CUDA();
+  test::ladder_sampled_params(cuda0(), GetParam());
 }
 
-std::vector<Case> cases() {
-  std::vector<Case> out;
-  const std::vector<DType> all = {DType::f32, DType::f64, DType::i32};
-  for (const char* k : {"cuda.oneblock", "cuda.blocks", "cuda.smem", "cuda.reg1d", "cuda.reg2d",
-                        "cuda.vec", "cuda.warptile", "cuda.pipelined"})
-    for (DType t : all) out.push_back({k, t, {}});
-  for (DType t : all) {
-    out.push_back({"cuda.gridstride", t, {}});
-    out.push_back({"cuda.gridstride", t, {{"block", 3}, {"grid", 2}}});
-    out.push_back({"cuda.smem", t, {{"TS", 16}}});
+// The cases come from the registry: the GPU's own description where there is one; otherwise the
+// described H100, so the list of cases is the same everywhere (and each one skips).
+INSTANTIATE_TEST_SUITE_P(Kernels, CudaLadder,
+                         ::testing::ValuesIn(test::ladder_cases(cuda0() ? *cuda0()
+                                                                        : described_gpu())),
+                         [](const auto& info) { return test::ladder_case_name(info.param); });
+
+// ---- limits and choices, checked before anything touches a device --------------------------
+
+TEST(CudaLimits, OneBlockRefusesMoreThan1024Threads) {
+  const Device dev = described_gpu();
+  const std::string why =
+      refusal(dev, {33, 32, 8, Op::N, Op::N, 1.0, 0.0, DType::f32}, "cuda.oneblock");
+  EXPECT_NE(why.find("1024"), std::string::npos) << "33x32 = 1056 threads accepted: " << why;
+  EXPECT_EQ(
+      choose_gemm(dev, {32, 32, 8, Op::N, Op::N, 1.0, 0.0, DType::f32}, "cuda.oneblock").kernel,
+      "cuda.oneblock");
+}
+
+TEST(CudaLimits, GridRowsOfEveryTiledRung) {
+  const Device dev = described_gpu();
+  NoTuningDb no_db;
+  // 65535 block rows of 128 are the most gridDim.y holds.
+  const GemmDesc tall{65535 * 128 + 1, 8, 8, Op::N, Op::N, 1.0, 0.0, DType::f32};
+  for (const char* k : {"cuda.blocks", "cuda.smem", "cuda.reg1d", "cuda.reg2d", "cuda.vec",
+                        "cuda.warptile", "cuda.pipelined"})
+    EXPECT_NE(refusal(dev, tall, k).find("grid"), std::string::npos) << k;
+  // The grid-stride rung covers any size, so it is what the default falls back to.
+  EXPECT_EQ(choose_gemm(dev, tall).kernel, "cuda.gridstride");
+  EXPECT_EQ(choose_gemm(dev, {65535 * 128, 8, 8, Op::N, Op::N, 1.0, 0.0, DType::f32}).kernel,
+            "cuda.pipelined");
+}
+
+TEST(CudaLimits, PipelinedTilesByTypeAndSharedMemory) {
+  NoTuningDb no_db;
+  const Params wide = {{"BM", 128}, {"BN", 256}, {"BK", 32},   {"WM", 64},
+                       {"WN", 64},  {"AROW", 1}, {"UNROLL", 8}};
+  const std::string f64 = refusal(described_gpu(), cube(512, DType::f64), "cuda.pipelined", wide);
+  EXPECT_NE(f64.find("f32 only"), std::string::npos) << f64;
+  // 128x256x32 f32 needs 99 KiB of shared memory: refused where a block may have 48 KiB, and
+  // the heuristic then takes the 33 KiB 128x128x16 tile.
+  const Device small = described_gpu(90, 48 * 1024);
+  const std::string smem = refusal(small, cube(4096), "cuda.pipelined", wide);
+  EXPECT_NE(smem.find("shared memory"), std::string::npos) << smem;
+  const GemmChoice fallback = choose_gemm(small, cube(4096));
+  EXPECT_EQ(fallback.kernel, "cuda.pipelined");
+  EXPECT_EQ(fallback.params.at("BN"), 128);
+  // A shape that is not compiled is an invalid parameter combination, not a launch failure.
+  Params odd = wide;
+  odd["BN"] = 128;
+  EXPECT_THROW(choose_gemm(described_gpu(), cube(512), "cuda.pipelined", odd), InvalidArgument);
+}
+
+TEST(CudaHeuristic, PipelinedTileBySizeAndType) {
+  NoTuningDb no_db;
+  const Device dev = described_gpu();
+  auto tile = [&](std::int64_t n, GemmTypes t) {
+    const GemmChoice c = choose_gemm(dev, cube(n, t));
+    EXPECT_EQ(c.kernel, "cuda.pipelined");
+    EXPECT_EQ(c.source, "heuristic");
+    return std::to_string(c.params.at("BN")) + "/" + std::to_string(c.params.at("BK")) + "/" +
+           std::to_string(c.params.at("UNROLL"));
+  };
+  // 128x256x32 UNROLL 8 once its tiles fill ~0.9 of a 132-SM wave, then 128x128x16, then
+  // 128x64x32 UNROLL 8 (docs/BENCHMARKS.md runs 8 and 9); f64 and i32 always 128x128x16.
+  EXPECT_EQ(tile(8192, DType::f32), "256/32/8");
+  EXPECT_EQ(tile(2048, DType::f32), "256/32/8");
+  EXPECT_EQ(tile(1536, DType::f32), "128/16/0");
+  EXPECT_EQ(tile(1024, DType::f32), "64/32/8");
+  EXPECT_EQ(tile(4096, DType::f64), "128/16/0");
+  EXPECT_EQ(tile(4096, DType::i32), "128/16/0");
+}
+
+TEST(CudaRegistry, PipelinedSpaceIsExactlyTheCompiledShapes) {
+  const Device dev = described_gpu();
+  const GemmKernel& k = find_gemm_kernel(dev, "cuda.pipelined");
+  std::set<std::string> from_space, from_variants;
+  for (const Params& p : k.params.enumerate())
+    from_space.insert("cuda.pipelined.m" + std::to_string(p.at("BM")) + "n" +
+                      std::to_string(p.at("BN")) + "k" + std::to_string(p.at("BK")) + "w" +
+                      std::to_string(p.at("WM")) + "x" + std::to_string(p.at("WN")) +
+                      (p.at("AROW") ? "" : ".acol") +
+                      (p.at("UNROLL") ? ".u" + std::to_string(p.at("UNROLL")) : ""));
+  for (const auto& v : kernels_for(dev))
+    if (v.name.rfind("cuda.pipelined.", 0) == 0) from_variants.insert(v.name);
+  EXPECT_EQ(from_space, from_variants);
+  EXPECT_EQ(from_space.size(), 7u);
+  EXPECT_EQ(k.params.check(k.params.defaults()), "");
+}
+
+TEST(CudaRegistry, LadderOrderAndCovarianceKernels) {
+  const Device dev = described_gpu();
+  std::vector<std::string> rungs;
+  for (const auto& k : kernels_for(dev)) {
+    EXPECT_EQ(k.name.rfind("cuda.", 0), 0u) << k.name;
+    if (k.name.find('.', 5) == std::string::npos) rungs.push_back(k.name);
   }
-  // Every fixed-tile line of the registry (one per compiled shape), in every type it lists.
-  for (const GemmKernel& k : cuda_backend().gemm_kernels())
-    if (k.name.rfind("cuda.pipelined.", 0) == 0)
-      for (DType t : k.types) out.push_back({k.name, t, {}});
-  for (DType t : {DType::f32, DType::f64}) out.push_back({"cuda.cublas", t, {}});
-  return out;
+  const std::vector<std::string> expected = {
+      "cuda.oneblock", "cuda.blocks", "cuda.gridstride", "cuda.smem",      "cuda.reg1d",
+      "cuda.reg2d",    "cuda.vec",    "cuda.warptile",   "cuda.pipelined", "cuda.cublas"};
+  EXPECT_EQ(rungs, expected);
+  std::vector<std::string> cov;
+  for (const auto& k : cov_kernels_for(dev)) cov.push_back(k.name);
+  EXPECT_EQ(cov, (std::vector<std::string>{"cuda.onepass", "cuda.syrk", "cuda.cublas-ssyrk",
+                                           "cuda.cublas-dsyrk"}));
+  EXPECT_EQ(default_cov_kernel(dev, 16), "cuda.onepass");
+  EXPECT_EQ(default_cov_kernel(dev, 17), "cuda.syrk");
 }
 
-std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  std::string n = info.param.kernel.substr(5) + "_" + std::string(to_string(info.param.type));
-  for (const auto& [k, v] : info.param.params) n += "_" + k + std::to_string(v);
-  for (char& ch : n)
-    if (ch == '.') ch = '_';
-  return n;
+TEST(CudaBaseline, EveryTypeHasACublasEntry) {
+  const Device dev = described_gpu();
+  const GemmKernel& k = find_gemm_kernel(dev, "cuda.cublas");
+  EXPECT_TRUE(k.baseline);
+  for (const char* t : {"f32", "f64", "f32/tf32", "f16", "f16->f32", "bf16", "bf16->f32", "i8",
+                        "e4m3", "e4m3->f32", "e4m3*e5m2", "e5m2*e4m3->f32"})
+    EXPECT_EQ(k.runs(GemmTypes::parse(t), dev), "") << t;
+  // cuBLASLt has no e5m2 x e5m2 kernel and cuBLAS no int32 GEMM: not declared, so refused.
+  EXPECT_NE(k.runs(GemmTypes::parse("e5m2"), dev), "");
+  EXPECT_NE(k.runs(GemmTypes::parse("i32"), dev), "");
+  // The default never picks a baseline: these roles have no kafel kernel on CUDA yet.
+  EXPECT_THROW(choose_gemm(dev, cube(256, GemmTypes::parse("bf16"))), Unsupported);
 }
 
-INSTANTIATE_TEST_SUITE_P(Rungs, CudaLadder, ::testing::ValuesIn(cases()), case_name);
+TEST(CudaBaseline, Fp8NeedsComputeCapability89AndTensorRolesNeedSm80) {
+  const GemmDesc fp8 = cube(256, GemmTypes::parse("e4m3"));
+  EXPECT_EQ(choose_gemm(described_gpu(90), fp8, "cuda.cublas").kernel, "cuda.cublas");
+  const std::string why = refusal(described_gpu(80), fp8, "cuda.cublas");
+  EXPECT_NE(why.find("8.9"), std::string::npos) << why;
+  const std::string old =
+      refusal(described_gpu(75), cube(256, GemmTypes::parse("bf16")), "cuda.cublas");
+  EXPECT_NE(old.find("needs"), std::string::npos) << old;
+}
 
-// The limit is checked in make_plan before any device call, so this runs without a GPU too.
-TEST(CudaOneBlock, MoreThan1024ThreadsIsUnsupported) {
-  Device fake;
-  fake.id = "cuda:0";
-  fake.backend = "cuda";
-  const GemmKernel& k = find_gemm_kernel(fake, "cuda.oneblock");
-  GemmDesc d{33, 32, 8, Op::N, Op::N, 1.0, 0.0, DType::f32};
-  try {
-    k.make_plan(fake, d, {});
-    FAIL() << "cuda.oneblock accepted 33x32 = 1056 threads";
-  } catch (const Unsupported& e) {
-    EXPECT_NE(std::string(e.what()).find("1024"), std::string::npos) << e.what();
-  }
+// ---- device facts --------------------------------------------------------------------------
+
+double peak(const std::vector<std::pair<std::string, double>>& peaks, const std::string& key) {
+  for (const auto& [k, v] : peaks)
+    if (k == key) return v;
+  return 0;
+}
+
+TEST(CudaDeviceFacts, TensorPeaksReproduceNvidiasDatasheets) {
+  // H100 SXM5: 132 SMs, 1830 MHz for tensor work, 1980 MHz for FP64.
+  const auto h100 = cuda::tensor_peaks_for(90, 132, 1830);
+  EXPECT_NEAR(peak(h100, "f16"), 989.4e3, 0.1e3);
+  EXPECT_NEAR(peak(h100, "bf16"), 989.4e3, 0.1e3);
+  EXPECT_NEAR(peak(h100, "tf32"), 494.7e3, 0.1e3);
+  EXPECT_NEAR(peak(h100, "fp8"), 1978.9e3, 0.1e3);
+  EXPECT_NEAR(peak(h100, "i8"), 1978.9e3, 0.1e3);
+  EXPECT_NEAR(peak(cuda::tensor_peaks_for(90, 132, 1980), "f64"), 66.9e3, 0.1e3);
+  // A100 SXM4: 108 SMs at 1410 MHz; no fp8 units.
+  const auto a100 = cuda::tensor_peaks_for(80, 108, 1410);
+  EXPECT_NEAR(peak(a100, "f16"), 312e3, 0.2e3);
+  EXPECT_NEAR(peak(a100, "tf32"), 156e3, 0.1e3);
+  EXPECT_NEAR(peak(a100, "i8"), 624e3, 0.3e3);
+  EXPECT_NEAR(peak(a100, "f64"), 19.5e3, 0.05e3);
+  EXPECT_EQ(peak(a100, "fp8"), 0.0);
+  EXPECT_TRUE(cuda::tensor_peaks_for(86, 84, 1700).empty());  // rates not in the table
+  // Device::peak_gflops picks the matrix-unit figure for the roles that run there.
+  const Device dev = described_gpu();
+  EXPECT_DOUBLE_EQ(dev.peak_gflops(GemmTypes::parse("bf16")), peak(dev.tensor_peaks, "bf16"));
+  EXPECT_DOUBLE_EQ(dev.peak_gflops(GemmTypes::parse("f32")), dev.peak_gflops_f32);
+}
+
+TEST(CudaDeviceFacts, CapabilitiesByComputeCapability) {
+  EXPECT_FALSE(cuda::cuda_caps(75, true).has(Cap::mma_sm80));
+  EXPECT_TRUE(cuda::cuda_caps(80, true).has(Cap::mma_sm80));
+  EXPECT_FALSE(cuda::cuda_caps(80, true).has(Cap::wgmma_sm90a));
+  EXPECT_FALSE(cuda::cuda_caps(89, true).has(Cap::wgmma_sm90a));
+  EXPECT_FALSE(cuda::cuda_caps(90, false).has(Cap::wgmma_sm90a));
+  EXPECT_TRUE(cuda::cuda_caps(90, true).has(Cap::wgmma_sm90a | Cap::mma_sm80 | Cap::fp64));
+  EXPECT_FALSE(cuda::cuda_caps(100, true).has(Cap::wgmma_sm90a));  // sm_90a code is 9.0 only
+  EXPECT_DOUBLE_EQ(cuda::f64_ratio(90), 0.5);
+  EXPECT_DOUBLE_EQ(cuda::f64_ratio(89), 1.0 / 64);
+  EXPECT_DOUBLE_EQ(cuda::f64_ratio(75), 1.0 / 32);
 }
 
 TEST(CudaDevices, DescribeTheGpu) {
-  KAFEL_REQUIRE_CUDA(dev);
+  KAFEL_REQUIRE_CUDA();
+  const Device dev = *cuda0();
   EXPECT_EQ(dev.id, "cuda:0");
   EXPECT_TRUE(dev.is_gpu);
   EXPECT_GT(dev.compute_units, 0);
@@ -161,12 +292,20 @@ TEST(CudaDevices, DescribeTheGpu) {
   EXPECT_GT(dev.peak_gflops_f64, 0.0);
   EXPECT_GT(dev.global_memory, 0u);
   EXPECT_GT(dev.cache_bytes, 0u);
+  EXPECT_GE(dev.local_memory, 48u * 1024);
+  EXPECT_GE(dev.sm_version, 50);
+  EXPECT_EQ(dev.caps.has(Cap::mma_sm80), dev.sm_version >= 80);
+  if (dev.sm_version == 80 || dev.sm_version == 90) {
+    EXPECT_GT(peak(dev.tensor_peaks, "f16"), 4 * dev.peak_gflops_f32);
+    EXPECT_GT(peak(dev.tensor_peaks, "tf32"), dev.peak_gflops_f32);
+  }
   EXPECT_EQ(select_device("cuda:0").id, "cuda:0");
 }
 
 // A problem larger than the GPU's memory is a clear OutOfMemory naming the bytes.
 TEST(CudaMemory, TooLargeProblemIsOutOfMemory) {
-  KAFEL_REQUIRE_CUDA(dev);
+  KAFEL_REQUIRE_CUDA();
+  const Device dev = *cuda0();
   const GemmKernel& k = find_gemm_kernel(dev, "cuda.blocks");
   GemmDesc d{1 << 20, 1 << 20, 1 << 20, Op::N, Op::N, 1.0, 0.0, DType::f32};
   auto plan = k.make_plan(dev, d, {});

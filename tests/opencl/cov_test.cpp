@@ -5,9 +5,9 @@
 #include <cmath>
 #include <vector>
 
-#include "core/cov_backend.hpp"
 #include "kafel/cov.hpp"
 #include "kafel/error.hpp"
+#include "kafel/kernels.hpp"
 #include "kafel/signal.hpp"
 
 namespace kafel {

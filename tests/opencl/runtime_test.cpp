@@ -1,10 +1,12 @@
-// The OpenCL runtime: device ids, error names, build failures carrying their log, and the
-// program caches (in memory and on disk) being reused.
+// The OpenCL runtime: device ids and capabilities, error names, build failures carrying their
+// log, the program caches (in memory and on disk) being reused, and damaged cache files rebuilt.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <vector>
 
 #include "opencl/runtime.hpp"
 #include "opencl_device.hpp"
@@ -37,6 +39,16 @@ TEST(OpenclRuntime, DevicesHaveCanonicalIds) {
   EXPECT_EQ(select_device(dev.id).id, dev.id);
 }
 
+// The capabilities the registry's type needs are checked against come from the driver.
+TEST(OpenclRuntime, DeviceCapabilitiesMatchTheDriver) {
+  KAFEL_OPENCL_DEVICE_OR_SKIP(dev);
+  const auto& ctx = ocl::Context::get(dev);
+  EXPECT_EQ(dev.caps.has(Cap::fp64), ctx.fp64());
+  EXPECT_EQ(dev.caps.has(Cap::fp16), ctx.fp16());
+  EXPECT_EQ(dev.caps.has(Cap::images), ctx.image_support());
+  EXPECT_EQ(dev.local_memory, ctx.local_memory());
+}
+
 TEST(OpenclRuntime, BrokenSourceReportsItsBuildLog) {
   KAFEL_OPENCL_DEVICE_OR_SKIP(dev);
   auto& ctx = ocl::Context::get(dev);
@@ -50,42 +62,125 @@ TEST(OpenclRuntime, BrokenSourceReportsItsBuildLog) {
   }
 }
 
+// Points $KAFEL_CACHE_DIR at a fresh directory for one test and restores it afterwards.
+class ScopedCacheDir {
+ public:
+  ScopedCacheDir()
+      : dir_(fs::temp_directory_path() /
+             ("kafel-cache-test-" +
+              std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()))) {
+    const char* old = std::getenv("KAFEL_CACHE_DIR");
+    had_ = old != nullptr;
+    if (old) saved_ = old;
+    setenv("KAFEL_CACHE_DIR", dir_.c_str(), 1);
+    ocl::clear_memory_cache();
+  }
+  ~ScopedCacheDir() {
+    if (had_)
+      setenv("KAFEL_CACHE_DIR", saved_.c_str(), 1);
+    else
+      unsetenv("KAFEL_CACHE_DIR");
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  // The cache files written so far.
+  std::vector<fs::path> files() const {
+    std::vector<fs::path> out;
+    if (!fs::exists(dir_ / "opencl")) return out;
+    for (const auto& e : fs::directory_iterator(dir_ / "opencl"))
+      if (e.path().extension() == ".clbin") out.push_back(e.path());
+    return out;
+  }
+
+ private:
+  fs::path dir_;
+  bool had_ = false;
+  std::string saved_;
+};
+
+const std::string kTwice = "__kernel void twice(__global float* x) { x[get_global_id(0)] *= 2; }";
+
+// Builds kTwice with `options` and runs it: the program must work whatever the cache held.
+void expect_twice_works(const ocl::Context& ctx, const std::string& options) {
+  auto p = ocl::build_source(ctx, kTwice, options, "twice.cl");
+  std::vector<float> x(64, 1.5f);
+  ocl::Buffer b(ctx, x.size() * sizeof(float));
+  b.write(ctx, x.data(), b.bytes());
+  ocl::Kernel k = p.kernel("twice");
+  k.args(b);
+  ocl::launch(ctx, k, {x.size()}, {}).wait();
+  b.read(ctx, x.data(), b.bytes());
+  for (float v : x) ASSERT_EQ(v, 3.0f);
+}
+
 TEST(OpenclRuntime, BinaryCacheIsReused) {
   KAFEL_OPENCL_DEVICE_OR_SKIP(dev);
   auto& ctx = ocl::Context::get(dev);
-  const fs::path dir =
-      fs::temp_directory_path() /
-      ("kafel-cache-test-" +
-       std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
-  const char* old = std::getenv("KAFEL_CACHE_DIR");
-  std::string saved = old ? old : "";
-  setenv("KAFEL_CACHE_DIR", dir.c_str(), 1);
-  const std::string src = "__kernel void twice(__global float* x) { x[get_global_id(0)] *= 2; }";
+  ScopedCacheDir cache;
 
   const auto s0 = ocl::cache_stats();
-  { auto p = ocl::build_source(ctx, src, "-DUNIQUE=1", "twice.cl"); }
+  { auto p = ocl::build_source(ctx, kTwice, "-DUNIQUE=1", "twice.cl"); }
   const auto s1 = ocl::cache_stats();
   EXPECT_EQ(s1.compiled, s0.compiled + 1);
-  { auto p = ocl::build_source(ctx, src, "-DUNIQUE=1", "twice.cl"); }
+  { auto p = ocl::build_source(ctx, kTwice, "-DUNIQUE=1", "twice.cl"); }
   EXPECT_EQ(ocl::cache_stats().memory_hits, s1.memory_hits + 1);
-
-  int files = 0;
-  for (const auto& e : fs::directory_iterator(dir / "opencl"))
-    files += e.path().extension() == ".clbin";
-  EXPECT_EQ(files, 1);
+  EXPECT_EQ(cache.files().size(), 1u);
 
   ocl::clear_memory_cache();
-  auto p = ocl::build_source(ctx, src, "-DUNIQUE=1", "twice.cl");
+  expect_twice_works(ctx, "-DUNIQUE=1");  // the cached binary is usable
   const auto s2 = ocl::cache_stats();
   EXPECT_EQ(s2.disk_hits, s1.disk_hits + 1);
   EXPECT_EQ(s2.compiled, s1.compiled);
-  ocl::Kernel k = p.kernel("twice");  // the cached binary is usable
+  EXPECT_EQ(s2.rejected, s1.rejected);
+}
 
-  if (old)
-    setenv("KAFEL_CACHE_DIR", saved.c_str(), 1);
-  else
-    unsetenv("KAFEL_CACHE_DIR");
-  fs::remove_all(dir);
+// Writes one cached binary, damages it with `damage`, and expects the next build to refuse the
+// file, compile from source, work, and leave a valid file behind (the build after is a disk hit).
+void expect_damage_rebuilt(const Device& dev, const std::string& options,
+                           void (*damage)(const fs::path&)) {
+  auto& ctx = ocl::Context::get(dev);
+  ScopedCacheDir cache;
+  { auto p = ocl::build_source(ctx, kTwice, options, "twice.cl"); }
+  const auto files = cache.files();
+  ASSERT_EQ(files.size(), 1u) << "no binary was cached";
+  damage(files[0]);
+  ocl::clear_memory_cache();
+
+  const auto before = ocl::cache_stats();
+  expect_twice_works(ctx, options);
+  const auto after = ocl::cache_stats();
+  EXPECT_EQ(after.rejected, before.rejected + 1);
+  EXPECT_EQ(after.compiled, before.compiled + 1);
+  EXPECT_EQ(after.disk_hits, before.disk_hits);
+
+  ocl::clear_memory_cache();
+  expect_twice_works(ctx, options);
+  EXPECT_EQ(ocl::cache_stats().disk_hits, after.disk_hits + 1)
+      << "the rebuilt binary was not cached";
+}
+
+TEST(OpenclRuntime, TruncatedCachedBinaryIsRebuilt) {
+  KAFEL_OPENCL_DEVICE_OR_SKIP(dev);
+  expect_damage_rebuilt(dev, "-DUNIQUE=2",
+                        [](const fs::path& f) { fs::resize_file(f, fs::file_size(f) / 2); });
+  expect_damage_rebuilt(dev, "-DUNIQUE=3", [](const fs::path& f) { fs::resize_file(f, 10); });
+}
+
+TEST(OpenclRuntime, CorruptedCachedBinaryIsRebuilt) {
+  KAFEL_OPENCL_DEVICE_OR_SKIP(dev);
+  // One flipped byte inside the binary: the size still matches, the checksum does not.
+  expect_damage_rebuilt(dev, "-DUNIQUE=4", [](const fs::path& f) {
+    std::fstream io(f, std::ios::in | std::ios::out | std::ios::binary);
+    const auto at = std::streamoff(fs::file_size(f) * 3 / 4);
+    io.seekg(at);
+    const char c = char(io.get());
+    io.seekp(at);
+    io.put(char(c ^ 0x5a));
+  });
+  // A file from elsewhere (no header at all).
+  expect_damage_rebuilt(dev, "-DUNIQUE=5", [](const fs::path& f) {
+    std::ofstream(f, std::ios::binary | std::ios::trunc) << std::string(4096, '\x7f');
+  });
 }
 
 TEST(OpenclRuntime, BuffersRoundTrip) {

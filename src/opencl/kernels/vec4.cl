@@ -1,6 +1,6 @@
-// Rung 5: a 4x4 block of C per work-item with vload4 (the mobile-GPU article): A is packed
-// transposed (At: K x Mp, k-major) and B packed as Bp (K x Np), both zero-padded to multiples
-// of 4 x the work-group by the pre-pass, so every vector load is whole and aligned.
+// ocl.vec4 (rung 5): a 4x4 block of C per work-item with vload4 (the mobile-GPU article): A is
+// packed transposed (At: K x Mp, k-major) and B packed as Bp (K x Np), both zero-padded to
+// multiples of 4 x the work-group by the pre-pass, so every vector load is whole and aligned.
 __kernel __attribute__((reqd_work_group_size(WGX, WGY, 1)))
 void gemm_vec4(int M, int N, int K, scal alpha, scal beta,
                __global const real* At, int Mp,   // At[p*Mp + i] = op(A)(i, p)

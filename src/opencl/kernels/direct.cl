@@ -1,7 +1,7 @@
-// Rung 8: the "direct" kernel for small and odd sizes: no pre-pass, no padded copies. A
-// work-group computes a TS x TS tile of C, each work-item a WPT x WPT block; TK-deep slices of
-// A and B are staged in local memory with guarded loads, read along whichever direction is
-// contiguous in global memory (so transposed operands stay coalesced).
+// ocl.direct (rung 8): the "direct" kernel for small and odd sizes: no pre-pass, no padded copies.
+// A work-group computes a TS x TS tile of C, each work-item a WPT x WPT block; TK-deep slices of A
+// and B are staged in local memory with guarded loads, read along whichever direction is contiguous
+// in global memory (so transposed operands stay coalesced).
 #define RT (TS / WPT)
 __kernel __attribute__((reqd_work_group_size(RT, RT, 1)))
 void gemm_direct(int M, int N, int K, scal alpha, scal beta,

@@ -1,14 +1,13 @@
-// The CLBlast comparison baseline (ocl.clblast): CLBlast's GEMM with its default (or its own
-// tuned) parameters on the same device and queue as kafel's kernels.
-#include "opencl/clblast_baseline.hpp"
-
-#include "kafel/error.hpp"
-
+// The CLBlast comparison baseline ocl.clblast (`--vs clblast`): CLBlast's GEMM with its default
+// (or its own tuned) parameters on the same device and queue as kafel's kernels. Registered only
+// when CLBlast was found at build time (KAFEL_HAVE_CLBLAST).
 #ifdef KAFEL_HAVE_CLBLAST
 #include <clblast.h>
 
 #include <chrono>
 
+#include "core/registry.hpp"
+#include "kafel/error.hpp"
 #include "opencl/gemm_plan.hpp"
 
 namespace kafel::ocl {
@@ -23,7 +22,11 @@ namespace {
 // by CLBlast for the process); that is the verification run, whose time is never used.
 class ClblastPlan : public OclPlan {
  public:
-  using OclPlan::OclPlan;
+  ClblastPlan(const Device& d, const GemmDesc& g, const Params& p) : OclPlan(d, g, p) {
+    if (g.types != GemmTypes::of(DType::f32) && g.types != GemmTypes::of(DType::f64) &&
+        g.types != GemmTypes::of(DType::f16, Compute::f16))
+      throw Unsupported("CLBlast has no " + g.types.name() + " GEMM");
+  }
 
   void load(const GemmArgs& args, int slots) override {
     OclPlan::load(args, slots);
@@ -51,7 +54,7 @@ class ClblastPlan : public OclPlan {
   // allocate it once here, as the other plans allocate their scratch buffers in prepare().
   void prepare() override {
     std::size_t bytes = 0;
-    switch (desc_.dtype) {
+    switch (desc_.types.a) {
       case DType::f32:
         bytes = temp_bytes<float>();
         break;
@@ -62,7 +65,7 @@ class ClblastPlan : public OclPlan {
         bytes = temp_bytes<cl_half>();
         break;
       default:
-        throw Unsupported("CLBlast has no int32 GEMM");
+        throw Unsupported("CLBlast has no " + desc_.types.name() + " GEMM");
     }
     temp_ = Buffer(ctx_, bytes);  // 0 bytes: a null handle, CLBlast then needs none
   }
@@ -113,7 +116,7 @@ class ClblastPlan : public OclPlan {
   }
 
   Event call(Operands& s) {
-    switch (desc_.dtype) {
+    switch (desc_.types.a) {
       case DType::f32:
         return gemm<float>(s, float(desc_.alpha), float(desc_.beta));
       case DType::f64:
@@ -122,37 +125,30 @@ class ClblastPlan : public OclPlan {
         return gemm<cl_half>(s, float_to_half(float(desc_.alpha)),
                              float_to_half(float(desc_.beta)));
       default:
-        throw Unsupported("CLBlast has no int32 GEMM");
+        throw Unsupported("CLBlast has no " + desc_.types.name() + " GEMM");
     }
   }
 
   Buffer temp_;
 };
 
+GemmKernel clblast_kernel() {
+  GemmKernel k;
+  k.name = "ocl.clblast";
+  k.summary = "CLBlast GEMM (comparison baseline)";
+  k.rung = 100;
+  // CLBlast's half GEMM multiplies and accumulates in half.
+  k.types = {{GemmTypes::of(DType::f32), {}},
+             {GemmTypes::of(DType::f64), Cap::fp64},
+             {GemmTypes::of(DType::f16, Compute::f16), Cap::fp16}};
+  k.baseline = true;
+  k.make_plan = make<ClblastPlan>;
+  return k;
+}
+
+const Register registered{clblast_kernel()};
+
 }  // namespace
-
-bool have_clblast() {
-  return true;
-}
-
-std::unique_ptr<GemmPlan> make_clblast(const Device& d, const GemmDesc& g, const Params& p) {
-  if (g.dtype == DType::i32) throw Unsupported("CLBlast has no int32 GEMM");
-  if (g.dtype == DType::f16 && !Context::get(d).fp16())
-    throw Unsupported("CLBlast's f16 GEMM needs cl_khr_fp16, which " + d.name + " lacks");
-  return std::make_unique<ClblastPlan>(d, g, p);
-}
-
-}  // namespace kafel::ocl
-
-#else
-
-namespace kafel::ocl {
-bool have_clblast() {
-  return false;
-}
-std::unique_ptr<GemmPlan> make_clblast(const Device&, const GemmDesc&, const Params&) {
-  throw Unsupported("this kafel was built without CLBlast");
-}
 }  // namespace kafel::ocl
 
 #endif

@@ -1,5 +1,5 @@
-// What the register-blocked rungs 6 (06_reg.cl) and 9 (09_reg_db.cl) share, built between
-// common.cl and the rung's file: per-work-item tile sizes, vector types, global vector loads.
+// What the register-blocked rungs (reg.cl, reg2.cl) share, built between common.cl and the
+// rung's file: per-work-item tile sizes, vector types, global vector loads.
 // The host passes MWG NWG MDIMC NDIMC VWM VWN as -D defines. Work-item (tn, tm) of an
 // NDIMC x MDIMC group holds an (MWG/MDIMC) x (NWG/NDIMC) block of C as NVI vectors per row.
 #define MWI (MWG / MDIMC)
@@ -20,16 +20,8 @@ typedef accv(VWN) accB;
 #endif
 
 // Aligned vector loads from global memory (W elements at vector index i), as acc vectors.
-#if defined(KAFEL_F16) && !defined(KAFEL_NATIVE_HALF)
-#define GLOAD1(i, p) vload_half((i), (p))
-#define GLOADW(W, i, p) CAT(vloada_half, W)((i), (p))
-#elif defined(KAFEL_I32)
-#define GLOAD1(i, p) as_uint((p)[i])
-#define GLOADW(W, i, p) CAT(as_uint, W)(((__global const CAT(REAL_T, W)*)(p))[i])
-#else
-#define GLOAD1(i, p) ((p)[i])
-#define GLOADW(W, i, p) (((__global const CAT(REAL_T, W)*)(p))[i])
-#endif
+#define GLOAD1(i, p) LD((p), (i))
+#define GLOADW(W, i, p) VLOADA(W, (i), (p))
 #if VWM == 1
 #define GLOADA(i, p) GLOAD1(i, p)
 #else
@@ -50,7 +42,7 @@ typedef accv(VWN) accB;
 #define UNPACK(W, dst, o, v) CAT(UNPACK, W)(dst, o, v)
 
 // c += a * b with a broadcast over the VWN lanes: fused for floats, modulo 2^32 for i32.
-#if defined(KAFEL_I32)
+#if defined(KAFEL_COMPUTE_I32)
 #define MACV(c, a, b) ((c) += (a) * (b))
 #else
 #define MACV(c, a, b) ((c) = fma((accB)(a), (b), (c)))

@@ -1,11 +1,11 @@
-// The OpenCL one-pass covariance plan (kernels/cov_onepass.cl): samples resident in device
-// buffers, per-work-group float partials merged on the host in float64.
+// Covariance rung ocl.onepass (kernels/onepass.cl): samples resident in device buffers, all
+// pairs in private floats per work-item, per-work-group partials merged on the host in float64.
 #include <algorithm>
 #include <cstring>
 #include <memory>
 #include <vector>
 
-#include "core/cov_backend.hpp"
+#include "core/registry.hpp"
 #include "opencl/runtime.hpp"
 
 namespace kafel {
@@ -18,7 +18,12 @@ class OclCovPlan : public CovPlan {
  public:
   OclCovPlan(const Device& dev, const CovDesc& d, const Params& p)
       : ctx_(ocl::Context::get(dev)), desc_(d), wg_(p.at("WG")), groups_per_cu_(p.at("GPC")) {
-    prog_ = ocl::build(ctx_, {"cov_onepass.cl"},
+    if (std::size_t(wg_) > ctx_.max_work_group_size())
+      throw Unsupported("ocl.onepass WG=" + std::to_string(wg_) + " on " + ctx_.name() +
+                        ": exceeds the device's work-group limit of " +
+                        std::to_string(ctx_.max_work_group_size()) +
+                        " (CL_DEVICE_MAX_WORK_GROUP_SIZE)");
+    prog_ = ocl::build(ctx_, {"onepass.cl"},
                        {{"CH", d.channels},
                         {"WG", wg_},
                         {"PLANAR", d.layout == SampleLayout::Planar ? 1 : 0},
@@ -102,23 +107,28 @@ class OclCovPlan : public CovPlan {
   std::vector<ocl::Buffer> slots_;
 };
 
-}  // namespace
+ParamSpace onepass_space() {
+  ParamSpace s;
+  s.params = {param("WG", 256, {64, 128, 256}, 1, 1024, "work-group size (power of two)"),
+              param("GPC", 8, {2, 4, 8, 16}, 1, 1024, "work-groups per compute unit (at least)")};
+  s.constraint = [](const Params& p) -> std::string {
+    const auto wg = p.at("WG");
+    return (wg & (wg - 1)) == 0 ? "" : "WG must be a power of two";
+  };
+  return s;
+}
 
-CovKernel ocl_onepass_cov_kernel() {
+CovKernel onepass_kernel() {
   CovKernel k;
   k.name = "ocl.onepass";
   k.summary =
       "one pass: pilot shift, all pairs in private floats per work-item, group partials merged in "
       "float64";
-  k.params.params = {{"WG", 256, {64, 128, 256}, "work-group size (power of two)"},
-                     {"GPC", 8, {2, 4, 8, 16}, "work-groups per compute unit (at least)"}};
-  k.params.constraint = [](const Params& p) -> std::string {
-    const auto wg = p.at("WG");
-    if (wg < 1 || wg > 1024 || (wg & (wg - 1))) return "WG must be a power of two up to 1024";
-    return p.at("GPC") >= 1 && p.at("GPC") <= 1024 ? "" : "GPC must be in 1..1024";
-  };
+  k.rung = 1;
+  k.sample_types = {DType::f32};
+  k.params = onepass_space();
   k.max_channels = kMaxChannels;
-  k.is_default = true;
+  k.preference = 10;  // up to its channel limit; ocl.syrk beyond
   k.make_plan = [](const Device& dev, const CovDesc& d,
                    const Params& p) -> std::unique_ptr<CovPlan> {
     if (d.channels > kMaxChannels)
@@ -130,4 +140,7 @@ CovKernel ocl_onepass_cov_kernel() {
   return k;
 }
 
+const Register registered{onepass_kernel()};
+
+}  // namespace
 }  // namespace kafel

@@ -1,5 +1,5 @@
-// Rung 1: naive 2D NDRange, one C element per work-item, operands read straight from global
-// memory through (row, column) strides, so any layout or transpose works without a pre-pass.
+// ocl.naive (rung 1): naive 2D NDRange, one C element per work-item, operands read straight from
+// global memory through (row, column) strides, so any layout or transpose works without a pre-pass.
 // Work-group WGX x WGY; x runs along n so neighbouring work-items touch neighbouring C columns.
 __kernel __attribute__((reqd_work_group_size(WGX, WGY, 1)))
 void gemm_naive(int M, int N, int K, scal alpha, scal beta,

@@ -1,20 +1,21 @@
-// Rung 7: operands as image2d (texture) objects, as on Adreno/Mali GPUs. Each work-item
-// computes a 4x4 block of C. A image: texel (kq, i) = op(A)(i, 4kq .. 4kq+3) (RGBA);
-// B image: texel (jq, p) = op(B)(p, 4jq .. 4jq+3). gemm_image_buf reads B from a packed
-// buffer instead; gemm_image_fma unrolls k by 2 texels (8) with explicit fused multiply-adds.
-// The pre-pass zero-pads A to Mp x Kp and B to Kp x Np and copies them into the images.
+// ocl.image, ocl.image_buf, ocl.image_fma (rung 7): operands as image2d (texture) objects, as
+// on Adreno/Mali GPUs. Each work-item computes a 4x4 block of C.
+// A image: texel (kq, i) = op(A)(i, 4kq .. 4kq+3) (RGBA); B image: texel (jq, p) =
+// op(B)(p, 4jq .. 4jq+3). gemm_image_buf reads B from a packed buffer instead; gemm_image_fma
+// unrolls k by 2 texels (8) with explicit fused multiply-adds. The pre-pass zero-pads A to
+// Mp x Kp and B to Kp x Np and copies them into the images.
 
 __constant sampler_t smp = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_NONE | CLK_FILTER_NEAREST;
 
-#if defined(KAFEL_I32)
+#if defined(KAFEL_COMPUTE_I32)
 #define TEX(img, x, y) as_uint4(read_imagei((img), smp, (int2)((x), (y))))
-#elif defined(KAFEL_NATIVE_HALF)
+#elif defined(KAFEL_COMPUTE_F16)
 #define TEX(img, x, y) convert_half4(read_imagef((img), smp, (int2)((x), (y))))
 #else
 #define TEX(img, x, y) read_imagef((img), smp, (int2)((x), (y)))
 #endif
 
-#if defined(KAFEL_I32)
+#if defined(KAFEL_COMPUTE_I32)
 #define FMA4(c, a, b) ((c) += (a) * (b))
 #else
 #define FMA4(c, a, b) ((c) = fma((accv(4))(a), (b), (c)))

@@ -1,5 +1,5 @@
-// Rung 3: TS x TS tiles of A and B staged in local memory; each work-item computes one C
-// element. Loads outside the matrix read zero, so any size works without padding.
+// ocl.tiled (rung 3): TS x TS tiles of A and B staged in local memory; each work-item computes one
+// C element. Loads outside the matrix read zero, so any size works without padding.
 __kernel __attribute__((reqd_work_group_size(TS, TS, 1)))
 void gemm_tiled(int M, int N, int K, scal alpha, scal beta,
                 __global const real* A, int ars, int acs,

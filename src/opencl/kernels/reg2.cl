@@ -1,22 +1,21 @@
-// Rung 9: register blocking with double-buffered local memory, shaped for NVIDIA-class GPUs.
-// A work-group computes an MWG x NWG tile of C with NDIMC x MDIMC work-items, each holding an
-// (MWG/MDIMC) x (NWG/NDIMC) block of C in registers. Operands come from the pre-pass: At
-// (Kp x Mp, k-major, i.e. A transposed) and Bp (Kp x Np), zero-padded to the tile sizes, so
-// the main loop has no bounds checks and every load is a whole, aligned vector.
-// Pipeline per KWG-deep k-tile: the next tile is fetched from global memory into registers,
-// the current one is consumed from local buffer `cur`, the registers are stored into the other
-// buffer, then ONE barrier. Work-item (tn, tm) reads local vector columns tm + w*MDIMC of A and
-// tn + w*NDIMC of B: neighbours read neighbouring vectors, so the k-major local tiles need no
-// padding to avoid bank conflicts (a warp of 16 x 2 items reads 2 broadcast A vectors and 16
-// consecutive B vectors per step).
-// Built after reg_common.cl: MWI NWI MVI NVI NT, accA / accB, GLOADA / GLOADB, UNPACK, MACV.
+// ocl.reg2 (rung 9): register blocking with double-buffered local memory, shaped for NVIDIA-class
+// GPUs. A work-group computes an MWG x NWG tile of C with NDIMC x MDIMC work-items, each holding an
+// (MWG/MDIMC) x (NWG/NDIMC) block of C in registers. Operands come from the pre-pass: At (Kp x Mp,
+// k-major, i.e. A transposed) and Bp (Kp x Np), zero-padded to the tile sizes, so the main loop has
+// no bounds checks and every load is a whole, aligned vector. Pipeline per KWG-deep k-tile: the
+// next tile is fetched from global memory into registers, the current one is consumed from local
+// buffer `cur`, the registers are stored into the other buffer, then ONE barrier. Work-item (tn,
+// tm) reads local vector columns tm + w*MDIMC of A and tn + w*NDIMC of B: neighbours read
+// neighbouring vectors, so the k-major local tiles need no padding to avoid bank conflicts (a warp
+// of 16 x 2 items reads 2 broadcast A vectors and 16 consecutive B vectors per step). Built after
+// reg_block.cl: MWI NWI MVI NVI NT, accA / accB, GLOADA / GLOADB, UNPACK, MACV.
 #define AVT (MWG / VWM)      // A vectors in one k row of a tile
 #define BVT (NWG / VWN)      // B vectors in one k row of a tile
 #define LA (KWG * AVT / NT)  // A vectors each work-item moves per k-tile
 #define LB (KWG * BVT / NT)  // B vectors each work-item moves per k-tile
 
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
-void gemm_reg_db(int M, int N, int Kp, scal alpha, scal beta,
+void gemm_reg2(int M, int N, int Kp, scal alpha, scal beta,
                  __global const real* At, int Mp,  // At[p*Mp + i] = op(A)(i, p), zero-padded
                  __global const real* Bp, int Np,  // Bp[p*Np + j] = op(B)(p, j), zero-padded
                  __global real* C, int ldc) {      // C: M x N row-major

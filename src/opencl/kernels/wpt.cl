@@ -1,5 +1,5 @@
-// Rung 4: TS x TS local tiles with WPT outputs per work-item (rows ty, ty+RTS, ...), so each
-// value loaded from local memory feeds WPT multiply-adds. Work-group TS x (TS/WPT).
+// ocl.wpt (rung 4): TS x TS local tiles with WPT outputs per work-item (rows ty, ty+RTS, ...),
+// so each value loaded from local memory feeds WPT multiply-adds. Work-group TS x (TS/WPT).
 #define RTS (TS / WPT)
 __kernel __attribute__((reqd_work_group_size(TS, RTS, 1)))
 void gemm_wpt(int M, int N, int K, scal alpha, scal beta,

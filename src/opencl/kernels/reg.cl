@@ -1,4 +1,4 @@
-// Rung 6: the fast general kernel. A work-group computes an MWG x NWG tile of C with
+// ocl.reg (rung 6): the fast general kernel. A work-group computes an MWG x NWG tile of C with
 // MDIMC x NDIMC work-items, each holding an (MWG/MDIMC) x (NWG/NDIMC) block of C in registers.
 // Operands come packed by the pre-pass: At (Kp x Mp, k-major) and Bp (Kp x Np), zero-padded
 // to the tile sizes, so every load is a whole, aligned vector (VWM along m, VWN along n).
@@ -6,7 +6,7 @@
 // PK = 1: operands are stored as per-tile panels (tile t of At is Kp x MWG, contiguous).
 // Work-item (tn, tm) owns vector columns tm + w*MDIMC of A and tn + w*NDIMC of B, so
 // neighbouring work-items read neighbouring vectors (no local-memory bank conflicts).
-// Built after reg_common.cl: MWI NWI MVI NVI NT, accA / accB, GLOADA / GLOADB, UNPACK, MACV.
+// Built after reg_block.cl: MWI NWI MVI NVI NT, accA / accB, GLOADA / GLOADB, UNPACK, MACV.
 
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
 void gemm_reg(int M, int N, int Kp, scal alpha, scal beta,

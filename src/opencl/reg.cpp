@@ -1,0 +1,68 @@
+// Rung ocl.reg (kernels/reg.cl): the fast general kernel. 2D register blocking over packed
+// operands, KWG-deep slices staged in local memory (SA / SB) or read from global memory, optional
+// per-tile panels (PK). The default on CPU devices (PoCL: SA = SB = 0 avoids barriers).
+#include "core/registry.hpp"
+#include "opencl/reg_block_plan.hpp"
+
+namespace kafel::ocl {
+namespace {
+
+ParamSpace reg_space() {
+  ParamSpace s;
+  s.params = {
+      param("MWG", 64, {16, 32, 64, 128}, 1, 1024, "C tile rows per work-group"),
+      param("NWG", 64, {16, 32, 64, 128}, 1, 1024, "C tile columns per work-group"),
+      param("KWG", 16, {8, 16, 32}, 1, 1024, "k depth of one local-memory slice"),
+      param("MDIMC", 16, {2, 4, 8, 16, 32}, 1, 1024, "work-items along m"),
+      param("NDIMC", 16, {2, 4, 8, 16, 32}, 1, 1024, "work-items along n"),
+      param("VWM", 4, {1, 2, 4, 8}, 1, 16, "vector width of A loads (along m)"),
+      param("VWN", 4, {1, 2, 4, 8, 16}, 1, 16, "vector width of B loads and C accumulators"),
+      param("SA", 1, {0, 1}, 0, 1, "stage A slices in local memory"),
+      param("SB", 1, {0, 1}, 0, 1, "stage B slices in local memory"),
+      param("PK", 0, {0, 1}, 0, 1, "pack operands as contiguous per-tile panels (CPU caches)")};
+  s.constraint = [](const Params& p) -> std::string {
+    if (std::string why = reg_block_tiles(p); !why.empty()) return why;
+    const auto mwg = p.at("MWG"), nwg = p.at("NWG"), mdimc = p.at("MDIMC"), ndimc = p.at("NDIMC");
+    if ((mwg / mdimc) * (nwg / ndimc) > 256) return "more than 256 accumulators per work-item";
+    if (mdimc * ndimc < 4) return "fewer than 4 work-items per work-group";
+    if ((p.at("SA") * mwg + p.at("SB") * nwg) * p.at("KWG") * 4 > 48 * 1024)
+      return "local memory above 48 KiB";
+    return limit_work_group(mdimc * ndimc);
+  };
+  return s;
+}
+
+// SA / SB select which operand's KWG slice is staged.
+std::uint64_t reg_local_bytes(const Params& q, const GemmTypes& t) {
+  const std::int64_t kwg = q.at("KWG");
+  return std::uint64_t(q.at("SA") * kwg * q.at("MWG") + q.at("SB") * kwg * q.at("NWG")) *
+         acc_bytes(t);
+}
+
+class RegPlan final : public RegBlockPlan {
+ public:
+  RegPlan(const Device& d, const GemmDesc& g, const Params& p) : RegBlockPlan(d, g, p, "reg") {}
+
+ protected:
+  std::uint64_t local_bytes() const override { return reg_local_bytes(params_, desc_.types); }
+  bool panels() const override { return params_.at("PK") != 0; }
+};
+
+std::string reg_limits(const Device& d, const GemmDesc& g, const Params& p) {
+  return fits_device(d, reg_block_work_group(p), reg_local_bytes(p, g.types));
+}
+
+GemmKernel reg_kernel() {
+  GemmKernel k =
+      ocl_kernel("reg", "2D register blocking, local memory, vector loads, packed operands", 6,
+                 buffer_types(), reg_space(), make<RegPlan>, reg_limits);
+  // CPU devices: the barrier-free tuned configurations make it the fastest rung there. GPUs:
+  // the fallback when ocl.reg2 cannot run.
+  k.preference = [](const Device& d, const GemmDesc&) { return d.is_gpu ? 20 : 30; };
+  return k;
+}
+
+const Register registered{reg_kernel()};
+
+}  // namespace
+}  // namespace kafel::ocl
