@@ -18,7 +18,8 @@
 #        SAN_FILTER  gtest filter of the compute-sanitizer step (default: every rung's layout
 #               and exact tests); SAN_TIMEOUT seconds per tool (default 300, rc 124 if hit);
 #        step ncu: Nsight Compute (launch, occupancy, scheduler, warp-state, instruction
-#               sections) of one launch of each NCU_KERNELS kernel and of cuBLAS at NCU_SIZE;
+#               sections, tensor-pipe use) of one launch of each NCU_KERNELS kernel and of
+#               cuBLAS at NCU_SIZE, in the roles TYPES (wgmma rungs: TYPES=bf16);
 #        GRID_B / GRID_G  block and grid lists of the gridstride table (default 2,4,8,16,32;
 #        adding 1 makes single-thread configurations that take minutes at 1021^3)
 # Build dependencies missing on the node (GoogleTest, CLI11, nlohmann-json, OpenCL ICD loader,
@@ -155,7 +156,9 @@ fi
 if has ncu && [ -x "$KAFEL" ]; then
   for k in ${NCU_KERNELS//,/ } cuda.cublas; do
     case $k in
-      cuda.cublas) filter='regex:gemm' ;;
+      cuda.cublas) filter='regex:gemm|nvjet|xmma' ;;  # cuBLAS's Hopper kernels: nvjet_*, sm90_xmma_*
+      cuda.wgmma_ws*) filter='regex:gemm_warp_specialized' ;;
+      cuda.wgmma) filter='regex:gemm_tma_wgmma' ;;
       *) filter='regex:pipelined_kernel' ;;
     esac
     log "ncu $k at ${NCU_SIZE:-4096}"
@@ -164,7 +167,10 @@ if has ncu && [ -x "$KAFEL" ]; then
       --section SpeedOfLight --section LaunchStats --section Occupancy --section SchedulerStats \
       --section WarpStateStats --section InstructionStats --section SourceCounters \
       --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
-      $KAFEL bench --device cuda:0 --kernels "$k" --sizes "${NCU_SIZE:-4096}" --warmup 0 --reps 1 \
+      --metrics sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active \
+      --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active \
+      $KAFEL bench --device cuda:0 --kernels "$k" --types "$TYPES" --sizes "${NCU_SIZE:-4096}" \
+      --warmup 0 --reps 1 \
       > "$OUT/ncu-$k.log" 2>&1
     echo "ncu $k rc=$?"
     ncu -i "$rep.ncu-rep" --page details --print-details all > "$OUT/ncu-$k.txt" 2>&1
@@ -178,8 +184,8 @@ if len(rows) >= 3:
     pairs = sorted(((n, float(v.replace(",", ""))) for n, v in pairs if v), key=lambda p: -p[1])
     print("stalls/issue:", " ".join(f"{n}={v:.3f}" for n, v in pairs[:10]))'
     ncu -i "$rep.ncu-rep" --page source --print-source sass --csv > "$OUT/ncu-$k-sass.csv" 2>&1
-    grep -E "^  [a-z_]|SM Frequency|Duration  |Registers Per|Block Size|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Issued Instructions  " \
-      "$OUT/ncu-$k.txt" | head -12
+    grep -E "^  [a-z_]|SM Frequency|Duration  |Registers Per|Block Size|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Issued Instructions  |_cycles_active" \
+      "$OUT/ncu-$k.txt" | head -14
   done
 fi
 

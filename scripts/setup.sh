@@ -12,7 +12,7 @@ PACKAGES=(
   libgtest-dev libcli11-dev nlohmann-json3-dev          # tests, CLI, JSON
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo  # OpenCL + PoCL
   libopenblas-dev libclblast-dev                         # comparison baselines
-  python3 python3-matplotlib python3-numpy               # bench/plot.py
+  python3 python3-dev python3-venv python3-matplotlib python3-numpy  # plots, Python package
   clang-format
 )
 
@@ -31,6 +31,15 @@ if ! python3 -c "import matplotlib" >/dev/null 2>&1; then
   echo "setup: installing matplotlib for $(command -v python3)" >&2
   python3 -m pip install --quiet matplotlib numpy >/dev/null 2>&1 ||
     echo "setup: warning: matplotlib unavailable for $(command -v python3); plots use /usr/bin/python3" >&2
+fi
+
+# The Python package (python/): nanobind and scikit-build-core build it, pytest tests it.
+if ! python3 -c "import nanobind, scikit_build_core, pytest, numpy" >/dev/null 2>&1; then
+  echo "setup: installing nanobind, scikit-build-core, pytest, numpy for $(command -v python3)" >&2
+  python3 -m pip install --quiet "nanobind>=2" "scikit-build-core>=0.10" pytest numpy >/dev/null 2>&1 ||
+    python3 -m pip install --quiet --break-system-packages "nanobind>=2" "scikit-build-core>=0.10" \
+      pytest numpy >/dev/null 2>&1 ||
+    echo "setup: warning: no nanobind for $(command -v python3); the Python package is skipped" >&2
 fi
 
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,8 @@
 #include "kafel/types.hpp"
 
 namespace kafel {
+
+struct GemmChoice;  // kernels.hpp: the kernel and parameters choose_gemm picked
 
 // m x n x k of a problem (op(A) m x k, op(B) k x n).
 struct GemmSize {
@@ -57,6 +60,48 @@ struct GemmReport {
 // anything else throws InvalidArgument. The kernel is chosen by choose_gemm (kernels.hpp).
 GemmReport gemm(const Device& device, Op op_a, Op op_b, double alpha, const MatrixView& A,
                 const MatrixView& B, double beta, const MatrixView& C, const GemmOptions& opt = {});
+
+// Where a GEMM's operands live. Host: host memory; gemm() copies them to the device and the
+// result back. Device: the memory of the device the GEMM runs on (CUDA: device pointers of that
+// GPU, such as a torch or cupy tensor's data; CPU: host memory), used in place: no copy goes
+// through the host.
+enum class Residence { Host, Device };
+
+// One GEMM prepared for operands of one geometry: the kernel and its parameters chosen
+// (choose_gemm) and the backend's plan made once; run() then takes new operands of the same
+// shapes, element types, layouts and ops any number of times, without choosing again.
+class PreparedGemm {
+ public:
+  // The views give the geometry (their data may be null). Throws as gemm() does.
+  PreparedGemm(const Device& device, Op op_a, Op op_b, double alpha, const MatrixView& A,
+               const MatrixView& B, double beta, const MatrixView& C, const GemmOptions& opt = {},
+               Residence residence = Residence::Host);
+  PreparedGemm(PreparedGemm&&) noexcept;
+  PreparedGemm& operator=(PreparedGemm&&) noexcept;
+  ~PreparedGemm();
+
+  // Runs on these operands; InvalidArgument when their geometry differs from the prepared one.
+  // Host: returns when C holds the result. Device: enqueued on `stream` (CUDA: a cudaStream_t,
+  // nullptr = the legacy default stream) after the work already there, and returns without
+  // waiting, as CUDA libraries do (kernel_ms is 0; the caller's later work on `stream` sees C).
+  GemmReport run(const MatrixView& A, const MatrixView& B, const MatrixView& C,
+                 void* stream = nullptr);
+
+  const GemmDesc& desc() const;  // as kernels see it (row-major normalised)
+  const GemmChoice& choice() const;
+  Residence residence() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// gemm() on operands that already live in `device`'s memory (Residence::Device), ordered on
+// `stream` as PreparedGemm::run. Throws Unsupported where the backend's plans only take host
+// memory (OpenCL buffers are not pointers).
+GemmReport gemm_device(const Device& device, Op op_a, Op op_b, double alpha, const MatrixView& A,
+                       const MatrixView& B, double beta, const MatrixView& C,
+                       const GemmOptions& opt = {}, void* stream = nullptr);
 
 // Float64 reference: accumulates in double (int64 for integer compute, then wraps to 32 bits,
 // as int32 kernels do) from the stored inputs and rounds once into C's type. Any layouts.

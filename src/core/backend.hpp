@@ -46,6 +46,12 @@ class GemmPlan {
   virtual void fetch() = 0;
   // How run() measures time: "cuda-events", "opencl-events" or "steady-clock".
   virtual std::string timer() const = 0;
+  // Instead of load: binds slot 0 to operands already in this device's memory (`args` holds
+  // device pointers) and makes run() enqueue on `stream` (CUDA: a cudaStream_t, nullptr = the
+  // legacy default stream) after the work already there, returning without waiting (time 0:
+  // not measured); nothing is copied through the host and fetch() does nothing. Plans of
+  // backends that cannot run on caller-owned memory keep this default, which throws Unsupported.
+  virtual void bind(const GemmArgs& args, void* stream);
 };
 
 using PlanFactory =

@@ -1,6 +1,5 @@
-// The covariance verify-then-time harness (bench_cov): one run checked against the float64
-// reference, then warm-up and timed runs alternating with the device's read floor, then end to
-// end from pinned memory. `kafel cov --bench` and the tests use it; nothing else times kernels.
+// The covariance verify-then-time harness (bench_cov, used by `kafel cov --bench` and tests): one
+// run checked against float64, then timed runs alternating with the read floor, then end to end.
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -1,7 +1,5 @@
-// The streaming loop behind `kafel cov`: fills buffers from a source, submits them to the
-// backend's stream, collects results in order and keeps the latency statistics. Everything that
-// happens once (plan, buffers, first touch, thread pool, program builds) is done and timed as
-// start-up before the first block's clock starts.
+// The streaming loop behind run_cov_stream: buffers filled from a source, submitted, collected in
+// order, latency statistics; one-time costs (plan, pages, pool, builds) are start-up, timed apart.
 #include "core/cov_stream.hpp"
 
 #include <algorithm>

@@ -1,6 +1,5 @@
-// Streaming covariance on a plan that already exists: the loop behind the public
-// run_cov_stream (kafel/cov.hpp), kept for tests that drive a kernel object directly.
-// Options, sources, hooks and statistics are the public ones.
+// Streaming covariance on a plan that already exists: the loop behind the public run_cov_stream
+// (kafel/cov.hpp, whose options, sources and statistics it uses), for tests that drive plans.
 #pragma once
 
 #include <cstdint>

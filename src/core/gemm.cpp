@@ -3,8 +3,8 @@
 #include "kafel/gemm.hpp"
 
 #include <chrono>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 
@@ -115,23 +115,104 @@ GemmArgs normalize_gemm(Op op_a, Op op_b, double alpha, const MatrixView& A_in,
   return args;
 }
 
+void GemmPlan::bind(const GemmArgs& args, void* /*stream*/) {
+  throw Unsupported("this device's GEMM plans take host memory only (" + args.desc.shape() +
+                    "): pass host operands");
+}
+
+namespace {
+
+double elapsed_ms(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+bool same_problem(const GemmDesc& x, const GemmDesc& y) {
+  return x.m == y.m && x.n == y.n && x.k == y.k && x.op_a == y.op_a && x.op_b == y.op_b &&
+         x.alpha == y.alpha && x.beta == y.beta && x.types == y.types;
+}
+
+}  // namespace
+
+struct PreparedGemm::Impl {
+  Device device;
+  Op op_a, op_b;
+  GemmArgs args;  // the prepared geometry (pointers of the views it was made from)
+  GemmChoice choice;
+  Residence residence;
+  std::unique_ptr<GemmPlan> plan;  // null when there is nothing to compute (m or n is 0)
+};
+
+PreparedGemm::PreparedGemm(const Device& device, Op op_a, Op op_b, double alpha,
+                           const MatrixView& A, const MatrixView& B, double beta,
+                           const MatrixView& C, const GemmOptions& opt, Residence residence)
+    : impl_(std::make_unique<Impl>()) {
+  const Compute compute = opt.compute ? *opt.compute : default_compute(A.dtype);
+  Impl& p = *impl_;
+  p.device = device;
+  p.op_a = op_a;
+  p.op_b = op_b;
+  p.residence = residence;
+  p.args = normalize_gemm(op_a, op_b, alpha, A, B, beta, C, compute);
+  p.choice = choose_gemm(device, p.args.desc, opt.kernel, opt.params);
+  if (p.args.desc.m == 0 || p.args.desc.n == 0) return;  // nothing to compute or write
+  p.plan =
+      find_gemm_kernel(device, p.choice.kernel).make_plan(device, p.args.desc, p.choice.params);
+}
+
+PreparedGemm::PreparedGemm(PreparedGemm&&) noexcept = default;
+PreparedGemm& PreparedGemm::operator=(PreparedGemm&&) noexcept = default;
+PreparedGemm::~PreparedGemm() = default;
+
+const GemmDesc& PreparedGemm::desc() const {
+  return impl_->args.desc;
+}
+const GemmChoice& PreparedGemm::choice() const {
+  return impl_->choice;
+}
+Residence PreparedGemm::residence() const {
+  return impl_->residence;
+}
+
+GemmReport PreparedGemm::run(const MatrixView& A, const MatrixView& B, const MatrixView& C,
+                             void* stream) {
+  const auto start = std::chrono::steady_clock::now();
+  Impl& p = *impl_;
+  const GemmDesc& prepared = p.args.desc;
+  const GemmArgs args = normalize_gemm(p.op_a, p.op_b, prepared.alpha, A, B, prepared.beta, C,
+                                       prepared.types.compute);
+  if (!same_problem(args.desc, prepared))
+    throw InvalidArgument("operands of " + args.desc.shape() + " given to a GEMM prepared for " +
+                          prepared.shape());
+  GemmReport report;
+  report.kernel = p.choice.kernel;
+  report.config = p.choice.config();
+  if (!p.plan) return report;
+  // The CPU computes in place on the caller's memory: host memory is its device memory.
+  if (p.residence == Residence::Device && p.device.backend != "cpu")
+    p.plan->bind(args, stream);
+  else
+    p.plan->load(args, 1);
+  report.kernel_ms = p.plan->run(0);
+  p.plan->fetch();
+  report.total_ms = elapsed_ms(start);
+  return report;
+}
+
 GemmReport gemm(const Device& device, Op op_a, Op op_b, double alpha, const MatrixView& A,
                 const MatrixView& B, double beta, const MatrixView& C, const GemmOptions& opt) {
   const auto start = std::chrono::steady_clock::now();
-  const Compute compute = opt.compute ? *opt.compute : default_compute(A.dtype);
-  GemmArgs args = normalize_gemm(op_a, op_b, alpha, A, B, beta, C, compute);
-  const GemmChoice choice = choose_gemm(device, args.desc, opt.kernel, opt.params);
-  GemmReport report;
-  report.kernel = choice.kernel;
-  report.config = choice.config();
-  if (args.desc.m == 0 || args.desc.n == 0) return report;  // nothing to compute or write
-  auto plan = find_gemm_kernel(device, choice.kernel).make_plan(device, args.desc, choice.params);
-  plan->load(args, 1);
-  report.kernel_ms = plan->run(0);
-  plan->fetch();
-  report.total_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  PreparedGemm prepared(device, op_a, op_b, alpha, A, B, beta, C, opt);
+  GemmReport report = prepared.run(A, B, C);
+  report.total_ms = elapsed_ms(start);  // choosing and making the plan count too
   return report;
+}
+
+GemmReport gemm_device(const Device& device, Op op_a, Op op_b, double alpha, const MatrixView& A,
+                       const MatrixView& B, double beta, const MatrixView& C,
+                       const GemmOptions& opt, void* stream) {
+  PreparedGemm prepared(device, op_a, op_b, alpha, A, B, beta, C, opt, Residence::Device);
+  return prepared.run(A, B, C, stream);
 }
 
 }  // namespace kafel

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "cpu/cpu_features.hpp"
+#include "cpu/ukernel.hpp"
 #include "kafel/types.hpp"
 
 namespace kafel::cpu {
@@ -17,9 +18,13 @@ struct Blocking {
   std::int64_t kc = 0, mc = 0, nc = 0;
 };
 
-// Block sizes for `isa` and the computing type of `t` (f16 computes in f32). A non-zero
-// kc/mc/nc overrides the derived value (rounded up to a multiple of mr / nr).
-Blocking blocking_for(Isa isa, DType t, const CacheSizes& caches, std::int64_t kc = 0,
+// Block sizes for `isa` and packed format `f`. A non-zero kc/mc/nc overrides the derived value
+// (rounded up to a multiple of mr / nr).
+Blocking blocking_for(Isa isa, Format f, const CacheSizes& caches, std::int64_t kc = 0,
                       std::int64_t mc = 0, std::int64_t nc = 0);
+
+// The micro-kernel's prefetch distances for `isa` and format `f` on this CPU's
+// micro-architecture (what PFA / PFB = -1 of cpu.packed mean).
+Prefetch prefetch_for(Isa isa, Format f);
 
 }  // namespace kafel::cpu

@@ -1,15 +1,17 @@
-// Describes the host CPU as a kafel Device. Peak = physical cores x FLOP/cycle of the widest
-// FMA unit x the clock cpu_features read; `details` says where that clock came from.
+// Describes the host CPU as a kafel Device. Peak: the measured one (peak.hpp), else physical
+// cores x FLOP/cycle of the widest FMA unit x the clock; `details` keeps both and the sources.
 #include "cpu/cpu_device.hpp"
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <string>
 
 #include "core/registry.hpp"
 #include "core/thread_pool.hpp"
-#include "kafel/bench.hpp"
 #include "cpu/cpu_features.hpp"
+#include "cpu/peak.hpp"
+#include "kafel/bench.hpp"
 #include "kafel/error.hpp"
 
 namespace kafel::cpu {
@@ -18,6 +20,43 @@ namespace {
 std::uint64_t physical_memory() {
   const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
   return pages > 0 && size > 0 ? std::uint64_t(pages) * std::uint64_t(size) : 0;
+}
+
+std::string hex(int v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%02x", v);
+  return buf;
+}
+
+// The measured figures (peak.hpp) replace the nominal ones; a measurement that failed (or
+// $KAFEL_CPU_PEAK=off) leaves the nominal estimate in place.
+void add_measured_peak(Device& d) {
+  PeakMeasurement m;
+  try {
+    m = machine_peak();
+  } catch (const Error& e) {  // a bad $KAFEL_CPU_PEAK fails loudly in the listing, not silently
+    d.details.emplace_back("measured peak", std::string("none: ") + e.what());
+    return;
+  }
+  if (m.f32 <= 0 || m.f64 <= 0) {
+    d.details.emplace_back("measured peak", "none: " + m.source);
+    return;
+  }
+  d.peak_gflops_f32 = m.f32;
+  d.peak_gflops_f64 = m.f64;
+  if (m.bf16 > 0) d.tensor_peaks.emplace_back("bf16", m.bf16);
+  if (m.i8 > 0) d.tensor_peaks.emplace_back("i8", m.i8);
+  if (m.read_gbs > 0) d.bandwidth_gbs = m.read_gbs;
+  std::string text = format_num("f32 %.1f", m.f32) + format_num(", f64 %.1f", m.f64);
+  if (m.bf16 > 0) text += format_num(", bf16 %.1f", m.bf16);
+  text += " GFLOP/s";
+  if (m.i8 > 0) text += format_num(", i8 %.1f GOP/s", m.i8);
+  text += m.read_gbs > 0 ? format_num(", read %.1f GB/s", m.read_gbs)
+                         : std::string(", read bandwidth not measured (machine too busy)");
+  text += " (" + m.isa + ", " + std::to_string(m.threads) + " threads, " +
+          format_num("%.2f s", m.seconds) + ")";
+  d.details.emplace_back("measured peak", text);
+  d.details.emplace_back("measured peak source", m.source);
 }
 
 }  // namespace
@@ -37,17 +76,18 @@ Device cpu_device() {
   const CacheSizes& cache = cache_sizes();
   d.local_memory = static_cast<std::uint64_t>(cache.l1d);
   d.cache_bytes = static_cast<std::uint64_t>(cache.l3 ? cache.l3 : cache.l2);
-  // f32 FLOP per cycle per core: two 256-bit FMA pipes with AVX2 (AVX-512 on Zen 4 and on
-  // one-FMA-port Intel parts also retires 16 f32 FMAs per cycle), SSE otherwise. Only physical
-  // cores count: SMT siblings share the FMA pipes. Intel parts with two AVX-512 FMA ports
-  // reach twice this figure.
+  // Nominal: physical cores (SMT siblings share the FMA pipes) x FLOP/cycle x clock. Kept in
+  // `details`; the peak fields hold the measured figures whenever there are some.
   const Isa isa = cpu_isa();
-  const double f32_per_cycle = isa == Isa::generic ? 8.0 : 32.0;
+  const double f32_per_cycle = nominal_f32_flops_per_cycle();
   const int cores = physical_cores();
-  d.peak_gflops_f32 = cores * f32_per_cycle * clock.mhz / 1000.0;
-  d.peak_gflops_f64 = d.peak_gflops_f32 / 2.0;
+  const double nominal_f32 = cores * f32_per_cycle * clock.mhz / 1000.0;
+  d.peak_gflops_f32 = nominal_f32;
+  d.peak_gflops_f64 = nominal_f32 / 2.0;
   if (isa_supported(Isa::avx2)) d.caps |= Cap::avx2;
   if (isa_supported(Isa::avx512)) d.caps |= Cap::avx512;
+  if (cpu_has_avx512_bf16()) d.caps |= Cap::avx512_bf16;
+  if (cpu_has_avx512_vnni()) d.caps |= Cap::avx512_vnni;
   std::string simd(to_string(isa));
   try {
     if (default_isa() != isa)
@@ -55,16 +95,21 @@ Device cpu_device() {
   } catch (const InvalidArgument& e) {  // a bad $KAFEL_CPU_ISA fails the kernels, not the listing
     simd += std::string(" ($KAFEL_CPU_ISA: ") + e.what() + ")";
   }
+  const CpuIdent& id = cpu_ident();
   d.details = {
       {"simd", simd},
+      {"cpuid", id.vendor + " family " + hex(id.family) + " model " + hex(id.model) + " (" +
+                    std::string(to_string(cpu_uarch())) + ")"},
       {"l1d", std::to_string(cache.l1d)},
       {"l2", std::to_string(cache.l2)},
       {"l3", std::to_string(cache.l3)},
       {"clock source", clock.source},
-      {"peak", clock.mhz > 0
-                   ? std::to_string(cores) + " cores x " + format_num("%.0f", f32_per_cycle) +
-                         " f32 FLOP/cycle x " + format_num("%.0f MHz", clock.mhz) + " (f64: half)"
-                   : "unknown (no clock)"}};
+      {"nominal peak",
+       clock.mhz > 0 ? std::to_string(cores) + " cores x " + format_num("%.0f", f32_per_cycle) +
+                           " f32 FLOP/cycle x " + format_num("%.0f MHz", clock.mhz) + " = " +
+                           format_num("%.1f GFLOP/s f32", nominal_f32) + " (f64: half)"
+                     : "unknown (no clock)"}};
+  add_measured_peak(d);
   return d;
 }
 

@@ -4,6 +4,9 @@
 
 #include "core/thread_pool.hpp"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #if defined(__linux__)
 #include <sched.h>
 #include <unistd.h>
@@ -12,7 +15,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
-#include <set>
+#include <map>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -44,6 +47,40 @@ bool cpu_has_avx2() {
 #else
   return false;
 #endif
+}
+
+// CPUID leaf `leaf`, sub-leaf `sub`: {eax, ebx, ecx, edx}, all 0 when absent (or off x86).
+struct CpuidRegs {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+};
+CpuidRegs cpuid(unsigned leaf, unsigned sub) {
+  CpuidRegs r;
+#if defined(__x86_64__) || defined(__i386__)
+  if (__get_cpuid_max(0, nullptr) >= leaf) __cpuid_count(leaf, sub, r.eax, r.ebx, r.ecx, r.edx);
+#else
+  (void)leaf;
+  (void)sub;
+#endif
+  return r;
+}
+
+CpuIdent read_ident() {
+  CpuIdent id;
+  const CpuidRegs v = cpuid(0, 0);
+  char vendor[13] = {};
+  for (int i = 0; i < 4; ++i) {
+    vendor[i] = char(v.ebx >> (8 * i));
+    vendor[4 + i] = char(v.edx >> (8 * i));
+    vendor[8 + i] = char(v.ecx >> (8 * i));
+  }
+  id.vendor = vendor;
+  // Display family / model: the extended fields count only for family 15 (and 6 for model).
+  const unsigned eax = cpuid(1, 0).eax;
+  const int base_family = int(eax >> 8 & 0xf), base_model = int(eax >> 4 & 0xf);
+  id.family = base_family == 15 ? base_family + int(eax >> 20 & 0xff) : base_family;
+  id.model =
+      base_family == 15 || base_family == 6 ? (int(eax >> 16 & 0xf) << 4) + base_model : base_model;
+  return id;
 }
 
 // src/cpu/CMakeLists.txt defines this (for this file only) when it compiles the *_avx2.cpp and
@@ -209,23 +246,90 @@ Isa resolve_isa(Isa requested) {
   return requested;
 }
 
+const CpuIdent& cpu_ident() {
+  static const CpuIdent id = read_ident();
+  return id;
+}
+
+std::string_view to_string(Uarch u) {
+  switch (u) {
+    case Uarch::zen:
+      return "zen";
+    case Uarch::zen4:
+      return "zen4";
+    case Uarch::zen5:
+      return "zen5";
+    case Uarch::intel:
+      return "intel";
+    case Uarch::other:
+      break;
+  }
+  return "other";
+}
+
+Uarch cpu_uarch() {
+  static const Uarch u = [] {
+    const CpuIdent& id = cpu_ident();
+    if (id.vendor == "GenuineIntel") return Uarch::intel;
+    if (id.vendor != "AuthenticAMD") return Uarch::other;
+    // Family 0x19 is Zen 3 without AVX-512 and Zen 4 with it; 0x1a is Zen 5.
+    if (id.family >= 0x1a) return Uarch::zen5;
+    if (id.family == 0x19 && cpu_isa() == Isa::avx512) return Uarch::zen4;
+    return id.family >= 0x17 ? Uarch::zen : Uarch::other;
+  }();
+  return u;
+}
+
+double nominal_f32_flops_per_cycle() {
+  const Isa isa = cpu_isa();
+  if (isa == Isa::generic) return 8.0;  // SSE: one 128-bit multiply and one add per cycle
+  const CpuIdent& id = cpu_ident();
+  // Zen 1 (family 0x17, models below 0x30) splits 256-bit FMAs over two 128-bit pipes.
+  if (id.vendor == "AuthenticAMD" && id.family == 0x17 && id.model < 0x30) return 16.0;
+  // Two 512-bit FMA pipes: Zen 5 and the Intel server cores with two AVX-512 FMA ports (the
+  // one-port parts measure half of this; the measured peak is what "% peak" uses).
+  if (isa == Isa::avx512 && cpu_uarch() != Uarch::zen4) return 64.0;
+  return 32.0;  // two 256-bit FMA pipes (Zen 2-4, Intel AVX2 cores)
+}
+
+bool cpu_has_avx512_bf16() {
+  static const bool yes =
+      kBuiltX86Kernels && isa_supported(Isa::avx512) && (cpuid(7, 1).eax >> 5 & 1u);
+  return yes;
+}
+
+bool cpu_has_avx512_vnni() {
+  static const bool yes =
+      kBuiltX86Kernels && isa_supported(Isa::avx512) && (cpuid(7, 0).ecx >> 11 & 1u);
+  return yes;
+}
+
 const CacheSizes& cache_sizes() {
   static const CacheSizes c = read_cache_sizes();
   return c;
 }
 
-int physical_cores() {
-  static const int n = [] {
-    // One entry per core: the list of its SMT siblings (core_cpus_list on newer kernels).
-    std::set<std::string> cores;
+const std::vector<int>& one_cpu_per_core() {
+  static const std::vector<int> cpus = [] {
+    // One entry per core, keyed by the list of its SMT siblings (core_cpus_list on newer
+    // kernels); allowed_cpus() is ascending, so the first CPU seen of each core is kept.
+    std::map<std::string, int> cores;
     for (int cpu : allowed_cpus()) {
       std::string s = read_line(cpu_dir(cpu) + "topology/core_cpus_list");
       if (s.empty()) s = read_line(cpu_dir(cpu) + "topology/thread_siblings_list");
-      cores.insert(s.empty() ? "cpu" + std::to_string(cpu) : s);
+      cores.emplace(s.empty() ? "cpu" + std::to_string(cpu) : s, cpu);
     }
-    return std::max(1, static_cast<int>(cores.size()));
+    std::vector<int> v;
+    for (const auto& entry : cores) v.push_back(entry.second);
+    std::sort(v.begin(), v.end());
+    if (v.empty()) v.push_back(allowed_cpus().front());
+    return v;
   }();
-  return n;
+  return cpus;
+}
+
+int physical_cores() {
+  return static_cast<int>(one_cpu_per_core().size());
 }
 
 const CpuClock& cpu_clock() {

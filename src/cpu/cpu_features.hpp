@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kafel::cpu {
 
@@ -45,6 +46,32 @@ struct CpuClock {
   std::string source;
 };
 const CpuClock& cpu_clock();
+
+// Vendor string and CPUID display family / model (as /proc/cpuinfo prints them; 0 off x86).
+struct CpuIdent {
+  std::string vendor;
+  int family = 0, model = 0;
+};
+const CpuIdent& cpu_ident();
+
+// Micro-architectures whose micro-kernels, blocking or peak differ. zen: Zen 1-3 (AVX2, two
+// 256-bit FMA pipes from Zen 2 on); zen4: AVX-512 executed as two 256-bit halves; zen5:
+// full-width AVX-512 (two 512-bit FMA pipes); intel: any Intel core; other: anything else.
+enum class Uarch : int { other, zen, zen4, zen5, intel };
+std::string_view to_string(Uarch u);
+Uarch cpu_uarch();
+
+// Nominal f32 FLOP per cycle of one core's FMA units (2 per multiply-add): what the peak
+// estimate assumes before anything is measured.
+double nominal_f32_flops_per_cycle();
+
+// AVX-512 dot-product extensions, true only when the CPU has them and AVX-512 kernels are
+// supported here (isa_supported(Isa::avx512)) and this build compiled kernels for them.
+bool cpu_has_avx512_bf16();  // vdpbf16ps
+bool cpu_has_avx512_vnni();  // vpdpbusd
+
+// One usable logical CPU of every physical core (the first of its SMT siblings), ascending.
+const std::vector<int>& one_cpu_per_core();
 
 // The first value of `key` in /proc/cpuinfo ("model name", "vendor_id"); empty when absent.
 std::string cpuinfo_field(std::string_view key);

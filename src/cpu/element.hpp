@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -47,7 +48,14 @@ struct Storage<DType::f16> {
 template <>
 struct Storage<DType::bf16> {
   using T = std::uint16_t;
-  static float widen(T v) { return bf16_to_float(v); }
+  // bf16 is the top half of a binary32: widening is a shift, inlined into the packing loops
+  // (through bf16_to_float, a call per element, bf16 -> f32 ran at 71 % of f32's rate).
+  static float widen(T v) {
+    const std::uint32_t bits = std::uint32_t(v) << 16;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+  }
 };
 
 // fp8 decodes through a 256-entry table (exact: every fp8 value is a float).

@@ -1,8 +1,10 @@
-// The `cpu.openblas` comparison baseline: sgemm/dgemm through CBLAS on the normalised operands,
-// with OpenBLAS set to the same thread count as cpu.packed so the two compare fairly. Built
-// when KAFEL_HAVE_OPENBLAS is set; a baseline is not a rung: `kafel bench --vs openblas`.
+// The `cpu.openblas` comparison baseline: sgemm/dgemm (and sbgemm, bf16 -> f32, where the
+// installed OpenBLAS was built with it) through CBLAS on the normalised operands, with OpenBLAS
+// set to the same thread count as cpu.packed so the two compare fairly. Built when
+// KAFEL_HAVE_OPENBLAS is set; a baseline is not a rung: `kafel bench --vs openblas`.
 #ifdef KAFEL_HAVE_OPENBLAS
 #include <cblas.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <string>
@@ -19,6 +21,20 @@ CBLAS_TRANSPOSE to_cblas(Op op) {
   return op == Op::T ? CblasTrans : CblasNoTrans;
 }
 
+// cblas_sbgemm exists only in OpenBLAS builds with BUILD_BFLOAT16 (Debian's 0.3.21 declares it
+// in cblas.h but does not export it), so it is looked up at run time.
+using SbgemmFn = decltype(&cblas_sbgemm);
+SbgemmFn find_sbgemm() {
+  static const auto fn = reinterpret_cast<SbgemmFn>(dlsym(RTLD_DEFAULT, "cblas_sbgemm"));
+  return fn;
+}
+
+GemmTypes bf16_to_f32() {
+  GemmTypes t = DType::bf16;
+  t.c = DType::f32;
+  return t;
+}
+
 void openblas_gemm(const GemmArgs& g) {
   const GemmDesc& d = g.desc;
   if (d.m == 0 || d.n == 0) return;
@@ -28,7 +44,12 @@ void openblas_gemm(const GemmArgs& g) {
   const auto ldc = static_cast<blasint>(std::max<std::int64_t>(1, g.ldc));
   const auto m = static_cast<blasint>(d.m), n = static_cast<blasint>(d.n),
              k = static_cast<blasint>(d.k);
-  if (d.types.a == DType::f32)
+  if (d.types.a == DType::bf16)
+    find_sbgemm()(CblasRowMajor, to_cblas(d.op_a), to_cblas(d.op_b), m, n, k,
+                  static_cast<float>(d.alpha), static_cast<const bfloat16*>(g.a), lda,
+                  static_cast<const bfloat16*>(g.b), ldb, static_cast<float>(d.beta),
+                  static_cast<float*>(g.c), ldc);
+  else if (d.types.a == DType::f32)
     cblas_sgemm(CblasRowMajor, to_cblas(d.op_a), to_cblas(d.op_b), m, n, k,
                 static_cast<float>(d.alpha), static_cast<const float*>(g.a), lda,
                 static_cast<const float*>(g.b), ldb, static_cast<float>(d.beta),
@@ -42,9 +63,10 @@ void openblas_gemm(const GemmArgs& g) {
 GemmKernel openblas_gemm_kernel() {
   GemmKernel k;
   k.name = "cpu.openblas";
-  k.summary = "OpenBLAS sgemm/dgemm through CBLAS (comparison baseline)";
+  k.summary = "OpenBLAS sgemm/dgemm (sbgemm where built in) through CBLAS (comparison baseline)";
   k.rung = 100;
   k.types = natural_types({DType::f32, DType::f64});
+  if (find_sbgemm()) k.types.push_back({bf16_to_f32(), {}});
   k.params.params = {param("threads", 0, {}, 0, kMaxThreads,
                            "OpenBLAS threads, 0 = as cpu.packed ($KAFEL_NUM_THREADS or all)")};
   k.baseline = true;

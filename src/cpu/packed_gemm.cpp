@@ -9,10 +9,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/thread_pool.hpp"
 #include "cpu/blocking.hpp"
 #include "cpu/element.hpp"
 #include "cpu/packed_pack.hpp"
-#include "core/thread_pool.hpp"
 #include "cpu/ukernel.hpp"
 
 namespace kafel::cpu {
@@ -83,10 +83,14 @@ TaskGrid make_grid(std::int64_t n, std::int64_t m_panels, const Blocking& blk, i
 }
 
 // Everything one GEMM needs, fixed before the threads start. D: storage type of A and B,
-// T: compute type (also C's type here; a narrower C goes through a T copy, see dispatch).
-template <DType D, class T>
+// F: the packed format (its compute type T is also C's type here; a narrower C goes through a
+// T copy, see dispatch).
+template <DType D, Format F>
 struct Job {
   using S = typename Storage<D>::T;
+  using P = typename FormatTypes<F>::P;
+  using T = typename FormatTypes<F>::T;
+  using Packer = Pack<D, F>;
   std::int64_t m, n, k;
   const S* a;
   std::int64_t lda;
@@ -98,9 +102,10 @@ struct Job {
   std::int64_t ldc;
   T alpha, beta;
   Blocking blk;
-  Ukernel<T> uk;
-  T* abuf[2];
-  std::vector<T*> bbuf;
+  Ukernel<P, T> uk;
+  Prefetch pf;
+  P* abuf[2];
+  std::vector<P*> bbuf;
 };
 
 // One (MC block, KC block) stage: its geometry, fixed before the threads start, and its
@@ -108,7 +113,8 @@ struct Job {
 struct Stage {
   std::int64_t ic = 0, pc = 0, mc = 0, kc = 0, m_panels = 0;
   TaskGrid grid;
-  std::atomic<std::int64_t> a_next{0}, a_done{0}, t_next{0}, t_done{0};
+  std::atomic<std::int64_t> a_next{0}, t_next{0}, t_done{0};
+  std::unique_ptr<std::atomic<bool>[]> a_ready;    // per A panel: it is packed
   std::unique_ptr<std::atomic<bool>[]> task_done;  // per task: its C tiles are written
   bool finished() const { return t_done.load(std::memory_order_acquire) == grid.tasks(); }
 };
@@ -117,11 +123,11 @@ constexpr int kMaxTile = 1024;  // elements of the largest register tile (edge-t
 
 // One tile of C that is cut by the matrix edge: the micro-kernel writes a full tile into a
 // buffer, the valid rows x cols are merged into C.
-template <class T>
-void edge_tile(const Ukernel<T>& uk, std::int64_t kc, const T* ap, const T* bp, T* c,
-               std::int64_t ldc, int rows, int cols, T alpha, T beta) {
+template <class P, class T>
+void edge_tile(const Ukernel<P, T>& uk, std::int64_t kc, const P* ap, const P* bp, T* c,
+               std::int64_t ldc, int rows, int cols, T alpha, T beta, Prefetch pf) {
   alignas(64) T tmp[kMaxTile];
-  uk.fn(kc, ap, bp, tmp, uk.nr, alpha, T(0));
+  uk.fn(kc, ap, bp, tmp, uk.nr, alpha, T(0), pf);
   for (int i = 0; i < rows; ++i)
     for (int j = 0; j < cols; ++j) {
       T& dst = c[i * ldc + j];
@@ -130,26 +136,30 @@ void edge_tile(const Ukernel<T>& uk, std::int64_t kc, const T* ap, const T* bp, 
 }
 
 // Packs B[pc:pc+kc, j0:j1) (NC at a time) and multiplies A-block panels [r0, r1) with it.
-template <DType D, class T>
-void compute_part(const Job<D, T>& J, const T* abuf, std::int64_t ic, std::int64_t mc,
-                  std::int64_t r0, std::int64_t r1, std::int64_t j0, std::int64_t j1,
-                  std::int64_t pc, std::int64_t kc, T beta, T* bbuf) {
+template <DType D, Format F, class T = typename FormatTypes<F>::T,
+          class P = typename FormatTypes<F>::P>
+void compute_part(const Job<D, F>& J, const P* abuf, const std::atomic<bool>* a_ready,
+                  std::int64_t ic, std::int64_t mc, std::int64_t r0, std::int64_t r1,
+                  std::int64_t j0, std::int64_t j1, std::int64_t pc, std::int64_t kc, T beta,
+                  P* bbuf) {
+  using Packer = Pack<D, F>;
   const int mr = J.blk.mr, nr = J.blk.nr;
+  const std::int64_t a_panel = Packer::a_panel(mr, kc), b_panel = Packer::b_panel(nr, kc);
   for (std::int64_t jc = j0; jc < j1; jc += J.blk.nc) {
     const std::int64_t nc = std::min(J.blk.nc, j1 - jc);
-    for (std::int64_t jr = 0; jr < nc; jr += nr)
-      pack_b_panel<D, T>(J.b, J.ldb, J.b_trans, pc, kc, jc + jr, int(std::min<std::int64_t>(nr, nc - jr)),
-                   nr, bbuf + jr * kc);
+    Packer::b_block(J.b, J.ldb, J.b_trans, pc, kc, jc, nc, nr, bbuf);
     for (std::int64_t ir = r0; ir < r1; ++ir) {
+      wait_until([&] { return a_ready[ir].load(std::memory_order_acquire); });
       const int rows = int(std::min<std::int64_t>(mr, mc - ir * mr));
-      const T* ap = abuf + ir * mr * kc;
+      const P* ap = abuf + ir * a_panel;
       T* crow = J.c + (ic + ir * mr) * J.ldc + jc;
       for (std::int64_t jr = 0; jr < nc; jr += nr) {
         const int cols = int(std::min<std::int64_t>(nr, nc - jr));
+        const P* bp = bbuf + jr / nr * b_panel;
         if (rows == mr && cols == nr)
-          J.uk.fn(kc, ap, bbuf + jr * kc, crow + jr, J.ldc, J.alpha, beta);
+          J.uk.fn(kc, ap, bp, crow + jr, J.ldc, J.alpha, beta, J.pf);
         else
-          edge_tile(J.uk, kc, ap, bbuf + jr * kc, crow + jr, J.ldc, rows, cols, J.alpha, beta);
+          edge_tile(J.uk, kc, ap, bp, crow + jr, J.ldc, rows, cols, J.alpha, beta, J.pf);
       }
     }
   }
@@ -157,23 +167,29 @@ void compute_part(const Job<D, T>& J, const T* abuf, std::int64_t ic, std::int64
 
 // The body every thread runs; work is claimed, never assigned, so the GEMM finishes even if
 // some thread never shows up. Per stage (MC block ic, KC block pc): claim and pack A panels;
-// wait until the A block is packed and the previous stage's tasks are done (they update the
-// same C tiles); claim and run tasks. A is double-buffered: a thread packs stage s+1 while
-// others finish stage s, which is safe because stage s started only after stage s-1, the
-// last user of that buffer, had finished.
-template <DType D, class T>
-void run_job(const Job<D, T>& J, std::vector<Stage>& stages, int tid) {
+// claim and run tasks, each waiting for the task of the previous stage that updated the same
+// C tiles and, panel by panel, for the A panels it reads (a whole-block wait stalled every
+// stage on a thread descheduled in the middle of one panel: f32 2048^3 at a load average of
+// 20 ran at 75 % of the cycles' peak against OpenBLAS's 86 %). A is double-buffered: a thread packs
+// stage s+1 while others finish stage s, which is safe because stage s started only after stage
+// s-1, the last user of that buffer, had finished.
+template <DType D, Format F>
+void run_job(const Job<D, F>& J, std::vector<Stage>& stages, int tid) {
+  using T = typename FormatTypes<F>::T;
+  using Packer = Pack<D, F>;
   const int mr = J.blk.mr;
   for (std::size_t s = 0; s < stages.size(); ++s) {
     Stage& st = stages[s];
-    T* abuf = J.abuf[s & 1];
+    auto* abuf = J.abuf[s & 1];
+    const std::int64_t a_panel = Packer::a_panel(mr, st.kc);
     // The buffer was last read by stage s-2.
     if (s >= 2) wait_until([&] { return stages[s - 2].finished(); });
-    for (std::int64_t ir; (ir = st.a_next.fetch_add(1)) < st.m_panels; st.a_done.fetch_add(1))
-      pack_a_panel<D, T>(J.a, J.lda, J.a_trans, st.ic + ir * mr,
-                   int(std::min<std::int64_t>(mr, st.mc - ir * mr)), st.pc, st.kc, mr,
-                   abuf + ir * mr * st.kc);
-    wait_until([&] { return st.a_done.load(std::memory_order_acquire) == st.m_panels; });
+    for (std::int64_t ir; (ir = st.a_next.fetch_add(1)) < st.m_panels;) {
+      Packer::a(J.a, J.lda, J.a_trans, st.ic + ir * mr,
+                int(std::min<std::int64_t>(mr, st.mc - ir * mr)), st.pc, st.kc, mr,
+                abuf + ir * a_panel);
+      st.a_ready[ir].store(true, std::memory_order_release);
+    }
     // Task t of the previous KC block of the same MC block wrote the same C tiles first.
     const Stage* prev = s > 0 && stages[s - 1].ic == st.ic ? &stages[s - 1] : nullptr;
     const T beta = st.pc == 0 ? J.beta : T(1);
@@ -182,7 +198,8 @@ void run_job(const Job<D, T>& J, std::vector<Stage>& stages, int tid) {
       if (prev) wait_until([&] { return prev->task_done[t].load(std::memory_order_acquire); });
       const std::int64_t j0 = t % g.chunks * g.width, j1 = std::min(J.n, j0 + g.width);
       const auto [r0, r1] = share(st.m_panels, int(g.groups), int(t / g.chunks));
-      compute_part(J, abuf, st.ic, st.mc, r0, r1, j0, j1, st.pc, st.kc, beta, J.bbuf[tid]);
+      compute_part(J, abuf, st.a_ready.get(), st.ic, st.mc, r0, r1, j0, j1, st.pc, st.kc, beta,
+                   J.bbuf[tid]);
       st.task_done[t].store(true, std::memory_order_release);
     }
   }
@@ -207,23 +224,45 @@ int threads_for(const PackedOptions& opt, const GemmDesc& d) {
   return int(std::clamp<double>(useful, 1.0, double(default_threads())));
 }
 
-template <DType D, class T, class S = typename Storage<D>::T>
+template <DType D, Format F, class T = typename FormatTypes<F>::T, class S = typename Storage<D>::T>
 void run_packed(const GemmDesc& d, const S* a, std::int64_t lda, const S* b, std::int64_t ldb, T* c,
-                std::int64_t ldc, T alpha, T beta, const Ukernel<T>& uk, const Blocking& blk,
-                int threads, Workspace& ws) {
+                std::int64_t ldc, T alpha, T beta, const UkernelSet& set, const Blocking& blk,
+                Prefetch pf, int threads, Workspace& ws) {
+  using P = typename FormatTypes<F>::P;
+  using Packer = Pack<D, F>;
   if (d.k == 0 || alpha == T(0)) return scale_c(c, ldc, d.m, d.n, beta);
-  Job<D, T> J{d.m, d.n,   d.k,  a,   lda, d.op_a == Op::T,    b, ldb, d.op_b == Op::T, c,
-              ldc, alpha, beta, blk, uk,  {nullptr, nullptr}, {}};
+  Job<D, F> J{d.m,
+              d.n,
+              d.k,
+              a,
+              lda,
+              d.op_a == Op::T,
+              b,
+              ldb,
+              d.op_b == Op::T,
+              c,
+              ldc,
+              alpha,
+              beta,
+              blk,
+              pick_ukernel<F>(set),
+              pf,
+              {nullptr, nullptr},
+              {}};
   // Even blocks: k = 1024 with KC = 336 runs as 4 x 256, not 3 x 336 + a 16-deep block that
   // would rewrite all of C for little work (measured: f64 1024^3 went from 0.85x to ~parity).
-  J.blk.kc = ceil_div(d.k, ceil_div(d.k, blk.kc));
+  // Grouped formats need whole groups in every block but the last.
+  constexpr int G = format_group(F);
+  J.blk.kc = ceil_div(ceil_div(d.k, ceil_div(d.k, blk.kc)), G) * G;
   J.blk.mc = ceil_div(ceil_div(d.m, ceil_div(d.m, blk.mc)), blk.mr) * blk.mr;
   J.blk.nc = std::min(blk.nc, ceil_div(d.n, blk.nr) * blk.nr);
-  const std::size_t a_bytes = sizeof(T) * std::size_t(J.blk.mc * J.blk.kc);
-  const std::size_t b_bytes = sizeof(T) * std::size_t(J.blk.nc * J.blk.kc);
-  for (int i = 0; i < 2; ++i) J.abuf[i] = static_cast<T*>(ws.a[i].get(a_bytes));
+  const std::size_t a_bytes =
+      sizeof(P) * std::size_t(J.blk.mc / blk.mr * Packer::a_panel(blk.mr, J.blk.kc));
+  const std::size_t b_bytes =
+      sizeof(P) * std::size_t(J.blk.nc / blk.nr * Packer::b_panel(blk.nr, J.blk.kc));
+  for (int i = 0; i < 2; ++i) J.abuf[i] = static_cast<P*>(ws.a[i].get(a_bytes));
   if (static_cast<int>(ws.b.size()) < threads) ws.b.resize(threads);
-  for (int t = 0; t < threads; ++t) J.bbuf.push_back(static_cast<T*>(ws.b[t].get(b_bytes)));
+  for (int t = 0; t < threads; ++t) J.bbuf.push_back(static_cast<P*>(ws.b[t].get(b_bytes)));
   const std::int64_t k_blocks = ceil_div(d.k, J.blk.kc);
   std::vector<Stage> stages(std::size_t(ceil_div(d.m, J.blk.mc) * k_blocks));
   for (std::size_t s = 0; s < stages.size(); ++s) {
@@ -235,30 +274,34 @@ void run_packed(const GemmDesc& d, const S* a, std::int64_t lda, const S* b, std
     st.m_panels = ceil_div(st.mc, blk.mr);
     st.grid = make_grid(d.n, st.m_panels, J.blk, threads);
     st.task_done = std::make_unique<std::atomic<bool>[]>(std::size_t(st.grid.tasks()));
+    st.a_ready = std::make_unique<std::atomic<bool>[]>(std::size_t(st.m_panels));
   }
   ThreadPool::instance().run(threads, [&](int tid, int) { run_job(J, stages, tid); });
 }
 
-// Dispatch on the element roles: SA is what A and B hold, SC what C holds, T = AccOf<SA> what
-// the micro-kernel computes in. A C narrower than T (f16, bf16) goes through a T copy so every k
-// block accumulates at full width and C is rounded once.
-template <DType SA, DType SC>
-void dispatch(const GemmArgs& args, const UkernelSet& set, const Blocking& blk, int threads) {
+// C's storage SC from the compute type T: directly when they are the same (i32 C is computed
+// as uint32: same bits, wraps), else through a T copy so every k block accumulates at full
+// width and C is rounded once (f16, bf16 C).
+template <DType SA, DType SC, Format F>
+void run_format(const GemmArgs& args, const UkernelSet& set, Isa isa, const PackedOptions& opt,
+                int threads) {
   using S = typename Storage<SA>::T;
-  using T = AccOf<SA>;
+  using T = typename FormatTypes<F>::T;
+  const Blocking blk = blocking_for(isa, F, cache_sizes(), opt.kc, opt.mc, opt.nc);
+  const Prefetch auto_pf = prefetch_for(isa, F);
+  const Prefetch pf{opt.prefetch_a < 0 ? auto_pf.a : opt.prefetch_a,
+                    opt.prefetch_b < 0 ? auto_pf.b : opt.prefetch_b};
+  if (blk.mr * blk.nr > kMaxTile || blk.mr > kMaxPackRows || blk.nr > Pack<SA, F>::kMaxPackCols)
+    throw InvalidArgument("packed GEMM: register tile too large");
   const auto* a = static_cast<const S*>(args.a);
   const auto* b = static_cast<const S*>(args.b);
   Workspace& ws = workspace();
   const GemmDesc& d = args.desc;
   const T alpha = scalar<T>(d.alpha), beta = scalar<T>(d.beta);
-  const Ukernel<T>* uk;
-  if constexpr (std::is_same_v<T, float>) uk = &set.f32;
-  if constexpr (std::is_same_v<T, double>) uk = &set.f64;
-  if constexpr (std::is_same_v<T, std::uint32_t>) uk = &set.i32;
   if constexpr (std::is_same_v<typename Storage<SC>::T, T> ||
                 (SC == DType::i32 && std::is_same_v<T, std::uint32_t>)) {
-    T* c = reinterpret_cast<T*>(args.c);  // i32 C is computed as uint32 (same bits, wraps)
-    run_packed<SA, T>(d, a, args.lda, b, args.ldb, c, args.ldc, alpha, beta, *uk, blk, threads,
+    T* c = reinterpret_cast<T*>(args.c);
+    run_packed<SA, F>(d, a, args.lda, b, args.ldb, c, args.ldc, alpha, beta, set, blk, pf, threads,
                       ws);
   } else {
     using SCT = typename Storage<SC>::T;
@@ -267,27 +310,55 @@ void dispatch(const GemmArgs& args, const UkernelSet& set, const Blocking& blk, 
     for (std::int64_t i = 0; i < d.m; ++i)
       for (std::int64_t j = 0; j < d.n; ++j)
         ct[i * d.n + j] = d.beta == 0 ? T(0) : load<T, SC>(cn[i * args.ldc + j]);
-    run_packed<SA, T>(d, a, args.lda, b, args.ldb, ct, d.n, alpha, beta, *uk, blk, threads, ws);
+    run_packed<SA, F>(d, a, args.lda, b, args.ldb, ct, d.n, alpha, beta, set, blk, pf, threads, ws);
     for (std::int64_t i = 0; i < d.m; ++i)
       for (std::int64_t j = 0; j < d.n; ++j) cn[i * args.ldc + j] = store<SC>(ct[i * d.n + j]);
   }
 }
 
+// Dispatch on the element roles (SA: what A and B hold, SC: what C holds) to a packed format:
+// bf16 and i8 use the dot-product micro-kernels where this ISA's set has them (bf16 pairs,
+// i8 quads or int16 pairs), everything else is widened to its compute type (AccOf<SA>).
+template <DType SA, DType SC>
+void dispatch(const GemmArgs& args, const UkernelSet& set, Isa isa, const PackedOptions& opt,
+              int threads) {
+  const Format f = packed_format(isa, SA);
+  if constexpr (SA == DType::bf16) {
+    if (f == Format::bf16x2)
+      return run_format<SA, SC, Format::bf16x2>(args, set, isa, opt, threads);
+  }
+  if constexpr (SA == DType::i8) {
+    if (f == Format::u8s8x4)
+      return run_format<SA, SC, Format::u8s8x4>(args, set, isa, opt, threads);
+    if (f == Format::i16x2) return run_format<SA, SC, Format::i16x2>(args, set, isa, opt, threads);
+  }
+  using T = AccOf<SA>;
+  constexpr Format plain = std::is_same_v<T, double>  ? Format::f64
+                           : std::is_same_v<T, float> ? Format::f32
+                                                      : Format::u32;
+  run_format<SA, SC, plain>(args, set, isa, opt, threads);
+}
+
 }  // namespace
+
+Format packed_format(Isa isa, DType storage) {
+  const UkernelSet& set = ukernels_for(isa);
+  if (storage == DType::bf16 && set.bf16x2.fn) return Format::bf16x2;
+  if (storage == DType::i8 && set.u8s8x4.fn) return Format::u8s8x4;
+  if (storage == DType::i8 && set.i16x2.fn) return Format::i16x2;
+  if (storage == DType::f64) return Format::f64;
+  if (storage == DType::i32 || storage == DType::i8) return Format::u32;
+  return Format::f32;
+}
 
 void packed_gemm(const GemmArgs& args, const PackedOptions& opt) {
   const GemmDesc& d = args.desc;
   if (d.m == 0 || d.n == 0) return;
   const Isa isa = resolve_isa(opt.isa);
   const UkernelSet& set = ukernels_for(isa);
-  const Blocking blk =
-      blocking_for(isa, compute_info(d.types.compute).accumulator, cache_sizes(), opt.kc, opt.mc,
-                   opt.nc);
-  if (blk.mr * blk.nr > kMaxTile || blk.mr > kMaxPackRows)
-    throw InvalidArgument("packed GEMM: register tile too large");
   const int threads = threads_for(opt, d);
   dispatch_roles(d.types,
-                 [&]<DType SA, DType SC>() { dispatch<SA, SC>(args, set, blk, threads); });
+                 [&]<DType SA, DType SC>() { dispatch<SA, SC>(args, set, isa, opt, threads); });
 }
 
 }  // namespace kafel::cpu

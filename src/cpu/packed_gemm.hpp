@@ -6,6 +6,7 @@
 
 #include "core/backend.hpp"
 #include "cpu/cpu_features.hpp"
+#include "cpu/ukernel.hpp"
 
 namespace kafel::cpu {
 
@@ -13,7 +14,15 @@ struct PackedOptions {
   Isa isa = Isa::automatic;  // automatic: the best this CPU has (or $KAFEL_CPU_ISA)
   int threads = 0;           // 0: $KAFEL_NUM_THREADS or all cores, fewer for tiny problems
   std::int64_t kc = 0, mc = 0, nc = 0;  // 0: derived from the cache sizes (blocking.hpp)
+  // Software prefetch distances of the micro-kernel in k steps (0 = off, -1 = the default of
+  // this micro-architecture, prefetch_for in blocking.hpp): A's and B's panels.
+  int prefetch_a = -1, prefetch_b = -1;
 };
+
+// The packed format cpu.packed uses for inputs stored as `storage` on `isa` (resolved): the
+// dot-product formats for bf16 and i8 where the ISA's micro-kernel set has them, else the
+// compute type (f32, f64, u32).
+Format packed_format(Isa isa, DType storage);
 
 // C = alpha op(A) op(B) + beta C on normalised row-major operands, any type kafel has.
 void packed_gemm(const GemmArgs& args, const PackedOptions& opt = {});

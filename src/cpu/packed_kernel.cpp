@@ -21,6 +21,10 @@ ParamSpace packed_params() {
       param("KC", 0, {0, 128, 256, 384, 512}, 0, 1 << 20, "depth of packed panels, 0 = from L1"),
       param("MC", 0, {0, 480, 960, 1920}, 0, 1 << 20, "rows of a packed A block, 0 = from L3"),
       param("NC", 0, {0, 256, 512, 1024}, 0, 1 << 20, "columns of a packed B block, 0 = from L2"),
+      param("PFA", -1, {-1, 0, 4, 8, 16}, -1, 64,
+            "A prefetch distance in k steps, 0 = off, -1 = this micro-architecture's default"),
+      param("PFB", -1, {-1, 0, 4, 8, 16, 32}, -1, 64,
+            "B prefetch distance in k steps, 0 = off, -1 = this micro-architecture's default"),
   };
   return s;
 }
@@ -32,6 +36,8 @@ PackedOptions options_from(const Params& p) {
   o.kc = p.at("KC");
   o.mc = p.at("MC");
   o.nc = p.at("NC");
+  o.prefetch_a = static_cast<int>(p.at("PFA"));
+  o.prefetch_b = static_cast<int>(p.at("PFB"));
   return o;
 }
 

@@ -1,5 +1,5 @@
-// AVX2 + FMA micro-kernels (f32, f64, i32) built with -mavx2 -mfma (src/cpu/CMakeLists.txt)
-// and called only when cpu_features says the CPU has AVX2 and FMA.
+// AVX2 + FMA micro-kernels (f32, f64, u32, and i8 as int16 pairs through vpmaddwd) built with
+// -mavx2 -mfma (src/cpu/CMakeLists.txt), called only when cpu_features says the CPU has them.
 #include "cpu/ukernel.hpp"
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -18,7 +18,7 @@ struct F32 {
   static void storeu(T* p, R r) { _mm256_storeu_ps(p, r); }
   static R bcast(const T* p) { return _mm256_broadcast_ss(p); }
   static R set1(T x) { return _mm256_set1_ps(x); }
-  static R madd(R a, R b, R acc) { return _mm256_fmadd_ps(a, b, acc); }
+  static R fma(R a, R b, R acc) { return _mm256_fmadd_ps(a, b, acc); }
   static R mul(R a, R b) { return _mm256_mul_ps(a, b); }
 };
 
@@ -32,7 +32,7 @@ struct F64 {
   static void storeu(T* p, R r) { _mm256_storeu_pd(p, r); }
   static R bcast(const T* p) { return _mm256_broadcast_sd(p); }
   static R set1(T x) { return _mm256_set1_pd(x); }
-  static R madd(R a, R b, R acc) { return _mm256_fmadd_pd(a, b, acc); }
+  static R fma(R a, R b, R acc) { return _mm256_fmadd_pd(a, b, acc); }
   static R mul(R a, R b) { return _mm256_mul_pd(a, b); }
 };
 
@@ -47,22 +47,37 @@ struct U32 {
   static void storeu(T* p, R r) { _mm256_storeu_si256(reinterpret_cast<R*>(p), r); }
   static R bcast(const T* p) { return _mm256_set1_epi32(static_cast<int>(*p)); }
   static R set1(T x) { return _mm256_set1_epi32(static_cast<int>(x)); }
-  static R madd(R a, R b, R acc) { return _mm256_add_epi32(acc, _mm256_mullo_epi32(a, b)); }
+  static R fma(R a, R b, R acc) { return _mm256_add_epi32(acc, _mm256_mullo_epi32(a, b)); }
   static R mul(R a, R b) { return _mm256_mullo_epi32(a, b); }
 };
 
-template <class V, DType D>
-Ukernel<typename V::T> make() {
-  constexpr TileShape s = tile_shape(Isa::avx2, D);
-  static_assert(s.nr % V::lanes == 0, "NR must be a multiple of the vector width");
-  return {s.mr, s.nr, &simd::ukernel<V, s.mr, s.nr / V::lanes>};
-}
+// i8 as sign-extended int16 pairs: vpmaddwd multiplies 16 pairs and adds each pair into one
+// int32 lane, exactly (|a0 b0 + a1 b1| <= 2 x 128 x 128 never saturates); vpaddd wraps.
+struct I16x2 : U32 {
+  using P = std::int16_t;
+  using B = __m256i;
+  static constexpr int G = 2;
+  static constexpr bool kCorrected = false;
+  static B load_b(const P* p) { return _mm256_load_si256(reinterpret_cast<const B*>(p)); }
+  static R bcast_a(const P* p) {
+    std::int32_t pair;
+    __builtin_memcpy(&pair, p, sizeof pair);
+    return _mm256_set1_epi32(pair);
+  }
+  static R madd(R a, B b, R acc) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }
+};
 
 }  // namespace
 
 const UkernelSet* ukernels_avx2() {
-  static const UkernelSet set{make<F32, DType::f32>(), make<F64, DType::f64>(),
-                              make<U32, DType::i32>()};
+  using simd::make_ukernel;
+  using simd::Plain;
+  static const UkernelSet set{make_ukernel<Plain<F32>, Isa::avx2, Format::f32>(),
+                              make_ukernel<Plain<F64>, Isa::avx2, Format::f64>(),
+                              make_ukernel<Plain<U32>, Isa::avx2, Format::u32>(),
+                              {},
+                              make_ukernel<I16x2, Isa::avx2, Format::i16x2>(),
+                              {}};
   return &set;
 }
 

@@ -1,68 +1,38 @@
-// AVX-512 micro-kernels (f32, f64, i32) built with -mavx512f/bw/dq/vl -mfma
-// (src/cpu/CMakeLists.txt) and called only when cpu_features says the CPU has AVX-512.
+// AVX-512 micro-kernels (f32, f64, u32, i8 as int16 pairs) built with -mavx512f/bw/dq/vl -mfma
+// (src/cpu/CMakeLists.txt), called only when cpu_features says the CPU has AVX-512; the set
+// also carries the bf16 / i8 dot-product kernels of the CPUs that have AVX512_BF16 / VNNI.
 #include "cpu/ukernel.hpp"
 
 #if defined(__AVX512F__) && defined(__FMA__)
+#include "cpu/ukernel_avx512_ops.hpp"
 #include "cpu/ukernel_simd.hpp"
 
 namespace kafel::cpu {
 namespace {
 
-struct F32 {
-  using T = float;
-  using R = __m512;
-  static constexpr int lanes = 16;
-  static R zero() { return _mm512_setzero_ps(); }
-  static R load(const T* p) { return _mm512_load_ps(p); }
-  static R loadu(const T* p) { return _mm512_loadu_ps(p); }
-  static void storeu(T* p, R r) { _mm512_storeu_ps(p, r); }
-  static R bcast(const T* p) { return _mm512_set1_ps(*p); }
-  static R set1(T x) { return _mm512_set1_ps(x); }
-  static R madd(R a, R b, R acc) { return _mm512_fmadd_ps(a, b, acc); }
-  static R mul(R a, R b) { return _mm512_mul_ps(a, b); }
+// i8 as sign-extended int16 pairs through vpmaddwd (AVX-512 BW), for CPUs without VNNI.
+struct I16x2 : avx512::U32 {
+  using P = std::int16_t;
+  using B = __m512i;
+  static constexpr int G = 2;
+  static constexpr bool kCorrected = false;
+  static B load_b(const P* p) { return _mm512_load_si512(p); }
+  static R bcast_a(const P* p) { return avx512::bcast32(p); }
+  static R madd(R a, B b, R acc) { return _mm512_add_epi32(acc, _mm512_madd_epi16(a, b)); }
 };
-
-struct F64 {
-  using T = double;
-  using R = __m512d;
-  static constexpr int lanes = 8;
-  static R zero() { return _mm512_setzero_pd(); }
-  static R load(const T* p) { return _mm512_load_pd(p); }
-  static R loadu(const T* p) { return _mm512_loadu_pd(p); }
-  static void storeu(T* p, R r) { _mm512_storeu_pd(p, r); }
-  static R bcast(const T* p) { return _mm512_set1_pd(*p); }
-  static R set1(T x) { return _mm512_set1_pd(x); }
-  static R madd(R a, R b, R acc) { return _mm512_fmadd_pd(a, b, acc); }
-  static R mul(R a, R b) { return _mm512_mul_pd(a, b); }
-};
-
-// 32-bit integers wrap: vpmulld keeps the low 32 bits of each product, vpaddd wraps.
-struct U32 {
-  using T = std::uint32_t;
-  using R = __m512i;
-  static constexpr int lanes = 16;
-  static R zero() { return _mm512_setzero_si512(); }
-  static R load(const T* p) { return _mm512_load_si512(p); }
-  static R loadu(const T* p) { return _mm512_loadu_si512(p); }
-  static void storeu(T* p, R r) { _mm512_storeu_si512(p, r); }
-  static R bcast(const T* p) { return _mm512_set1_epi32(static_cast<int>(*p)); }
-  static R set1(T x) { return _mm512_set1_epi32(static_cast<int>(x)); }
-  static R madd(R a, R b, R acc) { return _mm512_add_epi32(acc, _mm512_mullo_epi32(a, b)); }
-  static R mul(R a, R b) { return _mm512_mullo_epi32(a, b); }
-};
-
-template <class V, DType D>
-Ukernel<typename V::T> make() {
-  constexpr TileShape s = tile_shape(Isa::avx512, D);
-  static_assert(s.nr % V::lanes == 0, "NR must be a multiple of the vector width");
-  return {s.mr, s.nr, &simd::ukernel<V, s.mr, s.nr / V::lanes>};
-}
 
 }  // namespace
 
 const UkernelSet* ukernels_avx512() {
-  static const UkernelSet set{make<F32, DType::f32>(), make<F64, DType::f64>(),
-                              make<U32, DType::i32>()};
+  using simd::make_ukernel;
+  using simd::Plain;
+  static const UkernelSet set{
+      make_ukernel<Plain<avx512::F32>, Isa::avx512, Format::f32>(),
+      make_ukernel<Plain<avx512::F64>, Isa::avx512, Format::f64>(),
+      make_ukernel<Plain<avx512::U32>, Isa::avx512, Format::u32>(),
+      cpu_has_avx512_bf16() ? ukernel_avx512_bf16() : Ukernel<std::uint16_t, float>{},
+      make_ukernel<I16x2, Isa::avx512, Format::i16x2>(),
+      cpu_has_avx512_vnni() ? ukernel_avx512_vnni() : Ukernel<std::uint8_t, std::uint32_t>{}};
   return &set;
 }
 

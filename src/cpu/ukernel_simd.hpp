@@ -1,21 +1,29 @@
-// One micro-kernel body for every SIMD ISA: a register tile of MR x NV vectors, written once
-// over a small vector-traits class (V) that each ISA file supplies for float, double and uint32.
+// One micro-kernel body for every SIMD ISA and packed format: a register tile of MR x NV
+// vectors, written once over a small traits class (V) that each ISA file supplies per format.
 #pragma once
 
 #include <immintrin.h>
 
 #include <cstdint>
 
+#include "cpu/ukernel.hpp"
+
 namespace kafel::cpu::simd {
 
-// V must provide: R (register type), lanes, zero(), load(p) (aligned), loadu(p), storeu(p, r),
-// bcast(p) (one element to all lanes), set1(x), madd(a, b, acc) = acc + a*b, mul(a, b).
+// V provides: T (compute type), P (packed type), G (k values per group), R (accumulator
+// register), B (register of packed B values), lanes (T lanes of R), zero(), load_b(p) (aligned),
+// bcast_a(p) (the G values of one row of A into every lane group), madd(a, b, acc) (acc += the
+// products of each lane's group), loadu(p), storeu(p, r), set1(x), mul(r, s), fma(r, s, acc)
+// (acc + r*s in T); and when kCorrected, sub(r, s) and load_corr(p) (NR int32 after the B panel).
 template <class V, int MR, int NV>
-void ukernel(std::int64_t kc, const typename V::T* __restrict a, const typename V::T* __restrict b,
-             typename V::T* __restrict c, std::int64_t ldc, typename V::T alpha,
-             typename V::T beta) {
+void ukernel(std::int64_t kc, const typename V::P* __restrict a, const typename V::P* __restrict b,
+             typename V::T* __restrict c, std::int64_t ldc, typename V::T alpha, typename V::T beta,
+             Prefetch pf) {
   using R = typename V::R;
-  constexpr int L = V::lanes, NR = NV * L;
+  using T = typename V::T;
+  constexpr int L = V::lanes, NR = NV * L, G = V::G;
+  const std::int64_t groups = (kc + G - 1) / G;
+  const std::int64_t pfa = std::int64_t(pf.a) * MR * G, pfb = std::int64_t(pf.b) * NR * G;
   R acc[MR][NV];
 #pragma GCC unroll 32
   for (int i = 0; i < MR; ++i)
@@ -26,22 +34,32 @@ void ukernel(std::int64_t kc, const typename V::T* __restrict a, const typename 
   for (int i = 0; i < MR; ++i)
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
 #pragma GCC unroll 2
-  for (std::int64_t p = 0; p < kc; ++p) {
-    R bv[NV];
+  for (std::int64_t p = 0; p < groups; ++p) {
+    typename V::B bv[NV];
 #pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) bv[v] = V::load(b + v * L);
-    _mm_prefetch(reinterpret_cast<const char*>(b + 8 * NR), _MM_HINT_T0);
+    for (int v = 0; v < NV; ++v) bv[v] = V::load_b(b + v * L * G);
+    _mm_prefetch(reinterpret_cast<const char*>(b + pfb), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(a + pfa), _MM_HINT_T0);
 #pragma GCC unroll 32
     for (int i = 0; i < MR; ++i) {
-      const R ai = V::bcast(a + i);
+      const auto ai = V::bcast_a(a + i * G);
 #pragma GCC unroll 8
       for (int v = 0; v < NV; ++v) acc[i][v] = V::madd(ai, bv[v], acc[i][v]);
     }
-    a += MR;
-    b += NR;
+    a += MR * G;
+    b += NR * G;
+  }
+  if constexpr (V::kCorrected) {  // b now points at the corrections after the panel
+    R corr[NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) corr[v] = V::load_corr(b, v * L);
+#pragma GCC unroll 32
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) acc[i][v] = V::sub(acc[i][v], corr[v]);
   }
   const R va = V::set1(alpha);
-  if (beta == typename V::T(0)) {
+  if (beta == T(0)) {
 #pragma GCC unroll 32
     for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 8
@@ -52,10 +70,31 @@ void ukernel(std::int64_t kc, const typename V::T* __restrict a, const typename 
     for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 8
       for (int v = 0; v < NV; ++v) {
-        typename V::T* ci = c + i * ldc + v * L;
-        V::storeu(ci, V::madd(acc[i][v], va, V::mul(V::loadu(ci), vb)));
+        T* ci = c + i * ldc + v * L;
+        V::storeu(ci, V::fma(acc[i][v], va, V::mul(V::loadu(ci), vb)));
       }
   }
+}
+
+// Traits of the plain formats (P = T, one k per step) built from an ISA's vector ops W:
+// W supplies R, lanes, zero, load, loadu, storeu, bcast (one element), set1, fma, mul.
+template <class W>
+struct Plain : W {
+  using P = typename W::T;
+  using B = typename W::R;
+  static constexpr int G = 1;
+  static constexpr bool kCorrected = false;
+  static B load_b(const P* p) { return W::load(p); }
+  static typename W::R bcast_a(const P* p) { return W::bcast(p); }
+  static typename W::R madd(typename W::R a, B b, typename W::R acc) { return W::fma(a, b, acc); }
+};
+
+// A Ukernel from the tile table for traits V, format F and ISA I.
+template <class V, Isa I, Format F>
+Ukernel<typename V::P, typename V::T> make_ukernel() {
+  constexpr TileShape s = tile_shape(I, F);
+  static_assert(s.nr % V::lanes == 0, "NR must be a multiple of the vector width");
+  return {s.mr, s.nr, &ukernel<V, s.mr, s.nr / V::lanes>};
 }
 
 }  // namespace kafel::cpu::simd

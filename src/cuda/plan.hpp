@@ -40,7 +40,7 @@ enum class OperandForm {
   // fp8 and int8 kernels require. Relaid out once in load(), outside the timed region, with m
   // and k padded by zeros to multiples of 16 and n to C's padded leading dimension (16 bytes):
   // the launcher sees those padded sizes; the extra rows and columns of C are computed from
-  // zeros and never fetched. 1-byte inputs only.
+  // zeros and never fetched. 1-byte inputs (cuBLASLt, wgmma) and 4-byte ones (wgmma tf32).
   k_major,
 };
 
@@ -60,16 +60,16 @@ std::unique_ptr<GemmPlan> make_cuda_plan(const Device& device, const GemmDesc& d
                                          PlanTraits traits = {});
 
 // dst (cols x rows, ld ldd) = transpose of src (rows x cols, ld lds), both row-major; elements
-// of `t`'s size (4 or 8 bytes).
+// of `t`'s size (1, 2, 4 or 8 bytes).
 void launch_transpose(DType t, const void* src, std::int64_t rows, std::int64_t cols,
                       std::int64_t lds, void* dst, std::int64_t ldd, cudaStream_t stream);
 
-// 1-byte elements: dst (dst_rows x dst_cols, ld ldd) = op(src) where it exists, 0 elsewhere.
-// op(src) is src (rows x cols, ld lds) or, with `transposed`, the transpose of src (cols x rows,
-// ld lds). Used for OperandForm::k_major.
-void launch_relayout_bytes(const void* src, std::int64_t rows, std::int64_t cols, std::int64_t lds,
-                           bool transposed, void* dst, std::int64_t dst_rows, std::int64_t dst_cols,
-                           std::int64_t ldd, cudaStream_t stream);
+// Elements of `t` (1 or 4 bytes): dst (dst_rows x dst_cols, ld ldd) = op(src) where it exists,
+// 0 elsewhere. op(src) is src (rows x cols, ld lds) or, with `transposed`, the transpose of src
+// (cols x rows, ld lds). Used for OperandForm::k_major.
+void launch_relayout(DType t, const void* src, std::int64_t rows, std::int64_t cols,
+                     std::int64_t lds, bool transposed, void* dst, std::int64_t dst_rows,
+                     std::int64_t dst_cols, std::int64_t ldd, cudaStream_t stream);
 
 // Keeps the GPU busy for ~10 us, so a start event recorded right after it is not reached
 // before the timed kernel is enqueued (the host's launch latency stays out of the timing).

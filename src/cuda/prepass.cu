@@ -1,6 +1,6 @@
 // Device-side helpers run around the GEMM kernels: the transpose pre-pass that turns op-T
-// operands into op-N ones for the fast rungs, the k-major relayout of 1-byte operands for
-// cuBLASLt, and the spin kernel that hides launch latency.
+// operands into op-N ones for the fast rungs, the k-major relayout of 1- and 4-byte operands
+// (cuBLASLt's fp8/int8, wgmma's tf32/fp8/int8), and the spin kernel that hides launch latency.
 #include <algorithm>
 
 #include "cuda/gemm_common.cuh"
@@ -34,11 +34,11 @@ __global__ void transpose_kernel(const T* __restrict__ src, long long rows, long
 }
 
 // dst(r, c) = op(src)(r, c) inside op(src), 0 in the padding; one 32 x 32 tile of dst per step.
-__global__ void relayout_bytes_kernel(const unsigned char* __restrict__ src, long long rows,
-                                      long long cols, long long lds, int transposed,
-                                      unsigned char* __restrict__ dst, long long dst_rows,
-                                      long long dst_cols, long long ldd) {
-  __shared__ unsigned char tile[kTile][kTile + 1];
+template <class T>
+__global__ void relayout_kernel(const T* __restrict__ src, long long rows, long long cols,
+                                long long lds, int transposed, T* __restrict__ dst,
+                                long long dst_rows, long long dst_cols, long long ldd) {
+  __shared__ T tile[kTile][kTile + 1];
   const long long c0 = static_cast<long long>(blockIdx.x) * kTile;  // dst columns
   const long long op_rows = transposed ? cols : rows, op_cols = transposed ? rows : cols;
   for (long long r0 = static_cast<long long>(blockIdx.y) * kTile; r0 < dst_rows;
@@ -49,8 +49,7 @@ __global__ void relayout_bytes_kernel(const unsigned char* __restrict__ src, lon
       const long long sr = transposed ? c0 + y : r0 + y;
       const long long sc = transposed ? r0 + threadIdx.x : c0 + threadIdx.x;
       const long long orow = transposed ? sc : sr, ocol = transposed ? sr : sc;
-      tile[y][threadIdx.x] =
-          orow < op_rows && ocol < op_cols ? src[sr * lds + sc] : static_cast<unsigned char>(0);
+      tile[y][threadIdx.x] = orow < op_rows && ocol < op_cols ? src[sr * lds + sc] : T(0);
     }
     __syncthreads();
     for (int y = threadIdx.y; y < kTile; y += kRows) {
@@ -71,6 +70,17 @@ void transpose(const void* src, long long rows, long long cols, long long lds, v
   KAFEL_CUDA_CHECK_LAUNCH("transpose");
 }
 
+template <class T>
+void relayout(const void* src, std::int64_t rows, std::int64_t cols, std::int64_t lds,
+              bool transposed, void* dst, std::int64_t dst_rows, std::int64_t dst_cols,
+              std::int64_t ldd, cudaStream_t s) {
+  const dim3 grid(ceil_div(dst_cols, kTile), std::min<unsigned>(ceil_div(dst_rows, kTile), 65535u));
+  relayout_kernel<T><<<grid, dim3(kTile, kRows), 0, s>>>(
+      static_cast<const T*>(src), rows, cols, lds, transposed ? 1 : 0, static_cast<T*>(dst),
+      dst_rows, dst_cols, ldd);
+  KAFEL_CUDA_CHECK_LAUNCH("relayout");
+}
+
 __global__ void spin_kernel(long long cycles) {
   const long long start = clock64();
   while (clock64() - start < cycles) {
@@ -89,6 +99,12 @@ void launch_transpose(DType t, const void* src, std::int64_t rows, std::int64_t 
                       std::int64_t lds, void* dst, std::int64_t ldd, cudaStream_t s) {
   if (rows == 0 || cols == 0) return;
   switch (dtype_size(t)) {
+    case 1:  // i8 for the tensor-core rungs
+      transpose<unsigned char>(src, rows, cols, lds, dst, ldd, s);
+      return;
+    case 2:  // f16, bf16 for the tensor-core rungs
+      transpose<unsigned short>(src, rows, cols, lds, dst, ldd, s);
+      return;
     case 4:
       transpose<float>(src, rows, cols, lds, dst, ldd, s);
       return;
@@ -97,19 +113,25 @@ void launch_transpose(DType t, const void* src, std::int64_t rows, std::int64_t 
       return;
     default:
       throw Unsupported("transpose: " + std::string(to_string(t)) +
-                        " elements are not compiled in (4 and 8 bytes are)");
+                        " elements are not compiled in (1, 2, 4 and 8 bytes are)");
   }
 }
 
-void launch_relayout_bytes(const void* src, std::int64_t rows, std::int64_t cols, std::int64_t lds,
-                           bool transposed, void* dst, std::int64_t dst_rows, std::int64_t dst_cols,
-                           std::int64_t ldd, cudaStream_t s) {
+void launch_relayout(DType t, const void* src, std::int64_t rows, std::int64_t cols,
+                     std::int64_t lds, bool transposed, void* dst, std::int64_t dst_rows,
+                     std::int64_t dst_cols, std::int64_t ldd, cudaStream_t s) {
   if (dst_rows == 0 || dst_cols == 0) return;
-  const dim3 grid(ceil_div(dst_cols, kTile), std::min<unsigned>(ceil_div(dst_rows, kTile), 65535u));
-  relayout_bytes_kernel<<<grid, dim3(kTile, kRows), 0, s>>>(
-      static_cast<const unsigned char*>(src), rows, cols, lds, transposed ? 1 : 0,
-      static_cast<unsigned char*>(dst), dst_rows, dst_cols, ldd);
-  KAFEL_CUDA_CHECK_LAUNCH("relayout_bytes");
+  switch (dtype_size(t)) {
+    case 1:
+      relayout<unsigned char>(src, rows, cols, lds, transposed, dst, dst_rows, dst_cols, ldd, s);
+      return;
+    case 4:
+      relayout<unsigned int>(src, rows, cols, lds, transposed, dst, dst_rows, dst_cols, ldd, s);
+      return;
+    default:
+      throw Unsupported("relayout: " + std::string(to_string(t)) +
+                        " elements are not compiled in (1 and 4 bytes are)");
+  }
 }
 
 }  // namespace kafel::cuda

@@ -1,6 +1,5 @@
-// A bounded, seeded fuzz test of the file readers (matmul.dat, .npy, raw samples and the
-// sample stream): every mutated file is read consistently or refused with IoError,
-// InvalidArgument or OutOfMemory; anything else (another exception, a crash) fails.
+// A bounded, seeded fuzz test of the readers (matmul.dat, .npy, raw samples, sample stream): each
+// mutated file reads consistently or is refused with IoError/InvalidArgument/OutOfMemory, no crash.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -2,6 +2,7 @@
 // through the `isa` parameter): sizes around MR, NR, MC, KC, NC, transposes, layouts, scalars.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "core/backend.hpp"
 #include "cpu/blocking.hpp"
 #include "cpu/cpu_features.hpp"
+#include "cpu/packed_gemm.hpp"
 #include "kafel/error.hpp"
 #include "kafel/kernels.hpp"
 
@@ -19,34 +21,51 @@ using cpu::Isa;
 
 struct Case {
   Isa isa;
-  DType type;
+  GemmTypes type;
 };
+
+// bf16 -> f32: C in f32 (the other roles are natural: bf16 C, i8 -> i32 C).
+GemmTypes bf16_to_f32() {
+  GemmTypes t = DType::bf16;
+  t.c = DType::f32;
+  return t;
+}
 
 std::vector<Case> cases() {
   std::vector<Case> out;
   for (Isa isa : {Isa::generic, Isa::avx2, Isa::avx512})
     if (cpu::isa_supported(isa))
-      for (DType t : {DType::f32, DType::f64, DType::i32, DType::f16}) out.push_back({isa, t});
+      for (GemmTypes t :
+           {GemmTypes(DType::f32), GemmTypes(DType::f64), GemmTypes(DType::i32),
+            GemmTypes(DType::f16), GemmTypes(DType::bf16), bf16_to_f32(), GemmTypes(DType::i8)})
+        out.push_back({isa, t});
   return out;
 }
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  return std::string(cpu::to_string(info.param.isa)) + "_" +
-         std::string(to_string(info.param.type));
+  std::string name = std::string(cpu::to_string(info.param.isa)) + "_" + info.param.type.name();
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+// The block sizes cpu.packed derives for a case (its packed format on that ISA).
+cpu::Blocking blocks(Isa isa, const GemmTypes& t, const cpu::CacheSizes& c) {
+  return cpu::blocking_for(isa, cpu::packed_format(isa, t.a), c);
 }
 
 class Packed : public ::testing::TestWithParam<Case> {
  protected:
   // Small cache blocks (a few tiles each), so shapes one past MC, KC and NC stay cheap.
   Params small_blocks(int threads) const {
-    const auto b = cpu::blocking_for(GetParam().isa, GetParam().type, {});
+    const auto b = blocks(GetParam().isa, GetParam().type, {});
     return {{"isa", static_cast<int>(GetParam().isa)},
             {"threads", threads},
             {"KC", 24},
             {"MC", 2 * b.mr},
             {"NC", 2 * b.nr}};
   }
-  cpu::Blocking tile() const { return cpu::blocking_for(GetParam().isa, GetParam().type, {}); }
+  cpu::Blocking tile() const { return blocks(GetParam().isa, GetParam().type, {}); }
 
   void check(const test::Shape& s, Op oa, Op ob, double alpha, double beta, const Params& params,
              test::ProblemOptions opt = {}) {
@@ -140,7 +159,7 @@ TEST_P(Packed, ExactOnIntegerValuedInputs) {
 // The block sizes the kernel really uses (from this machine's caches): k one past KC and
 // m one past a register tile, so the accumulation over k blocks is exercised as shipped.
 TEST_P(Packed, DefaultBlocksOnePastKc) {
-  const auto b = cpu::blocking_for(GetParam().isa, GetParam().type, cpu::cache_sizes());
+  const auto b = blocks(GetParam().isa, GetParam().type, cpu::cache_sizes());
   const Params params{{"isa", static_cast<int>(GetParam().isa)}};
   check({b.mr + 1, b.nr + 3, b.kc + 1}, Op::N, Op::N, 1.0, 0.0, params);
   check({b.mr + 1, b.nr + 3, b.kc + 1}, Op::T, Op::T, 0.5, -1.0, params);
@@ -157,8 +176,10 @@ TEST(PackedSetup, IsaNamesAndSupport) {
 }
 
 TEST(PackedSetup, BlockSizesAreTileMultiples) {
+  using cpu::Format;
   for (Isa isa : {Isa::generic, Isa::avx2, Isa::avx512})
-    for (DType t : {DType::f32, DType::f64, DType::i32}) {
+    for (Format t :
+         {Format::f32, Format::f64, Format::u32, Format::bf16x2, Format::i16x2, Format::u8s8x4}) {
       for (const cpu::CacheSizes& c : {cpu::cache_sizes(), cpu::CacheSizes{}}) {
         const auto b = cpu::blocking_for(isa, t, c);
         EXPECT_GT(b.kc, 0);

@@ -10,9 +10,11 @@
 #include <string>
 
 #include "common/ladder.hpp"
+#include "common/problems.hpp"
 #include "core/backend.hpp"
 #include "core/cov_backend.hpp"
 #include "cuda/device_facts.hpp"
+#include "kafel/bench.hpp"
 #include "kafel/error.hpp"
 #include "kafel/kernels.hpp"
 
@@ -161,8 +163,10 @@ TEST(CudaLimits, PipelinedTilesByTypeAndSharedMemory) {
 TEST(CudaHeuristic, PipelinedTileBySizeAndType) {
   NoTuningDb no_db;
   const Device dev = described_gpu();
+  // f64 is named: its default is the DMMA rung cuda.mma_tiles.
   auto tile = [&](std::int64_t n, GemmTypes t) {
-    const GemmChoice c = choose_gemm(dev, cube(n, t));
+    const GemmChoice c =
+        choose_gemm(dev, cube(n, t), t == GemmTypes::of(DType::f64) ? "cuda.pipelined" : "");
     EXPECT_EQ(c.kernel, "cuda.pipelined");
     EXPECT_EQ(c.source, "heuristic");
     return std::to_string(c.params.at("BN")) + "/" + std::to_string(c.params.at("BK")) + "/" +
@@ -195,17 +199,24 @@ TEST(CudaRegistry, PipelinedSpaceIsExactlyTheCompiledShapes) {
   EXPECT_EQ(k.params.check(k.params.defaults()), "");
 }
 
+// Structural, so that a new rung needs no line here: the registry lists kernels by rung, the
+// seeds' nine rungs keep their order at the front, and the baseline comes after the ladder.
 TEST(CudaRegistry, LadderOrderAndCovarianceKernels) {
   const Device dev = described_gpu();
   std::vector<std::string> rungs;
+  int last_rung = -1;
   for (const auto& k : kernels_for(dev)) {
     EXPECT_EQ(k.name.rfind("cuda.", 0), 0u) << k.name;
+    EXPECT_GE(k.rung, last_rung) << k.name << " is listed out of rung order";
+    last_rung = k.rung;
     if (k.name.find('.', 5) == std::string::npos) rungs.push_back(k.name);
   }
-  const std::vector<std::string> expected = {
-      "cuda.oneblock", "cuda.blocks", "cuda.gridstride", "cuda.smem",      "cuda.reg1d",
-      "cuda.reg2d",    "cuda.vec",    "cuda.warptile",   "cuda.pipelined", "cuda.cublas"};
-  EXPECT_EQ(rungs, expected);
+  const std::vector<std::string> seeds = {"cuda.oneblock", "cuda.blocks",   "cuda.gridstride",
+                                          "cuda.smem",     "cuda.reg1d",    "cuda.reg2d",
+                                          "cuda.vec",      "cuda.warptile", "cuda.pipelined"};
+  ASSERT_GT(rungs.size(), seeds.size());
+  EXPECT_EQ(std::vector<std::string>(rungs.begin(), rungs.begin() + seeds.size()), seeds);
+  EXPECT_EQ(rungs.back(), "cuda.cublas");
   std::vector<std::string> cov;
   for (const auto& k : cov_kernels_for(dev)) cov.push_back(k.name);
   EXPECT_EQ(cov, (std::vector<std::string>{"cuda.onepass", "cuda.syrk", "cuda.cublas-ssyrk",
@@ -224,8 +235,98 @@ TEST(CudaBaseline, EveryTypeHasACublasEntry) {
   // cuBLASLt has no e5m2 x e5m2 kernel and cuBLAS no int32 GEMM: not declared, so refused.
   EXPECT_NE(k.runs(GemmTypes::parse("e5m2"), dev), "");
   EXPECT_NE(k.runs(GemmTypes::parse("i32"), dev), "");
-  // The default never picks a baseline: these roles have no kafel kernel on CUDA yet.
-  EXPECT_THROW(choose_gemm(dev, cube(256, GemmTypes::parse("bf16"))), Unsupported);
+  // The default never picks a baseline: fp8 has no kafel kernel on CUDA yet.
+  EXPECT_THROW(choose_gemm(dev, cube(256, GemmTypes::parse("e4m3"))), Unsupported);
+}
+
+// ---- the tensor-core rungs (cuda.mma, cuda.mma_pipe, cuda.mma_tiles) ------------------------
+
+TEST(CudaTensorCores, DefaultKernelOfEveryTensorRole) {
+  NoTuningDb no_db;
+  const Device dev = described_gpu();
+  for (const char* t :
+       {"f16", "f16->f32", "bf16", "bf16->f32", "f32/tf32", "f32/3xtf32", "i8", "f64"}) {
+    const GemmChoice c = choose_gemm(dev, cube(4096, GemmTypes::parse(t)));
+    EXPECT_EQ(c.kernel, "cuda.mma_tiles") << t;
+    EXPECT_EQ(c.source, "heuristic") << t;
+  }
+  // Plain fp32 stays on the SIMT ladder (IEEE products), i32 too.
+  EXPECT_EQ(choose_gemm(dev, cube(4096)).kernel, "cuda.pipelined");
+  EXPECT_EQ(choose_gemm(dev, cube(4096, DType::i32)).kernel, "cuda.pipelined");
+}
+
+TEST(CudaTensorCores, TileBySizeAndType) {
+  NoTuningDb no_db;
+  const Device dev = described_gpu();
+  auto tile = [&](std::int64_t n, const char* t) {
+    const GemmChoice c = choose_gemm(dev, cube(n, GemmTypes::parse(t)));
+    return std::to_string(c.params.at("BM")) + "x" + std::to_string(c.params.at("BN")) + "x" +
+           std::to_string(c.params.at("BK")) + "s" + std::to_string(c.params.at("STAGES"));
+  };
+  EXPECT_EQ(tile(8192, "bf16"), "256x128x64s3");
+  EXPECT_EQ(tile(4096, "bf16"), "128x128x64s3");
+  EXPECT_EQ(tile(8192, "f16->f32"), "256x128x64s3");
+  EXPECT_EQ(tile(4096, "i8"), "128x128x128s3");
+  EXPECT_EQ(tile(4096, "f32/tf32"), "128x128x32s3");
+  EXPECT_EQ(tile(4096, "f32/3xtf32"), "128x128x16s4");
+  EXPECT_EQ(tile(4096, "f64"), "128x64x16s4");
+}
+
+TEST(CudaTensorCores, TileSpaceIsExactlyTheCompiledShapes) {
+  const Device dev = described_gpu();
+  const GemmKernel& k = find_gemm_kernel(dev, "cuda.mma_tiles");
+  std::set<std::string> from_space, from_variants;
+  for (const Params& p : k.params.enumerate()) from_space.insert(k.params.format(p));
+  for (const auto& v : kernels_for(dev)) {
+    if (v.name.rfind("cuda.mma_tiles.", 0) != 0) continue;
+    EXPECT_FALSE(v.types.empty()) << v.name;
+    from_variants.insert(v.name);
+  }
+  EXPECT_EQ(from_space.size(), from_variants.size());
+  EXPECT_EQ(k.params.check(k.params.defaults()), "");
+  // A compiled shape of another type is refused for this one, naming what is compiled.
+  Params bf16_tile = k.params.defaults();
+  const std::string why =
+      refusal(dev, cube(512, GemmTypes::parse("f64")), "cuda.mma_tiles", bf16_tile);
+  EXPECT_NE(why.find("not compiled for f64"), std::string::npos) << why;
+}
+
+TEST(CudaTensorCores, LimitsBeforeAnyDeviceCall) {
+  NoTuningDb no_db;
+  // f64 uses mma.m16n8k8.f64, an sm_90 shape: an sm_80 GPU falls back to the SIMT rung.
+  const Device a100 = described_gpu(80, 163 * 1024);
+  EXPECT_EQ(choose_gemm(a100, cube(4096, DType::f64)).kernel, "cuda.pipelined");
+  std::string why = refusal(a100, cube(4096, DType::f64), "cuda.mma_tiles");
+  EXPECT_NE(why.find("9.0"), std::string::npos) << why;
+  // The 4-stage ring of rung 11 does not fit 48 KiB of shared memory.
+  const Device small = described_gpu(90, 48 * 1024);
+  why = refusal(small, cube(1024, GemmTypes::parse("bf16")), "cuda.mma_pipe");
+  EXPECT_NE(why.find("KiB"), std::string::npos) << why;
+  // Without tensor cores (sm_75) the roles are refused by the registry.
+  why = refusal(described_gpu(75), cube(256, GemmTypes::parse("bf16")), "cuda.mma");
+  EXPECT_NE(why.find("needs"), std::string::npos) << why;
+}
+
+// 3xtf32 must be at least as accurate as the SIMT fp32 rung at k >= 4096 (issue 10): fp32
+// inputs split into two tf32 parts, each k step summed on the tensor cores into a fresh tile
+// and added to the accumulator by FADD (round to nearest).
+TEST(CudaTensorCores, ThreeTf32AtLeastAsAccurateAsSimtFp32) {
+  KAFEL_REQUIRE_CUDA();
+  for (std::int64_t k : {4096, 16384}) {
+    const GemmDesc simt{256, 256, k, Op::N, Op::N, 1.0, 0.0, DType::f32};
+    GemmDesc x3 = simt;
+    x3.types = GemmTypes::parse("f32/3xtf32");
+    test::ProblemOptions opt;
+    opt.seed = 7 + k;
+    test::Problem p = test::make_problem(simt, opt);
+    test::Problem q{x3, p.a.clone(), p.b.clone(), p.c0.clone(), p.c.clone()};
+    const VerifyResult rs = test::run_and_verify(*cuda0(), "cuda.pipelined", p);
+    const VerifyResult rx = test::run_and_verify(*cuda0(), "cuda.mma_tiles", q);
+    EXPECT_TRUE(rs.passed) << rs.message;
+    EXPECT_TRUE(rx.passed) << rx.message;
+    EXPECT_LE(rx.rel_err, rs.rel_err)
+        << "k = " << k << ": 3xtf32 " << rx.message << "; SIMT " << rs.message;
+  }
 }
 
 TEST(CudaBaseline, Fp8NeedsComputeCapability89AndTensorRolesNeedSm80) {

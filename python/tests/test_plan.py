@@ -1,0 +1,42 @@
+# kafel.GemmPlan: one shape prepared once and reused (1,000 calls), new layouts accepted,
+# another shape refused.
+import numpy as np
+import pytest
+
+import kafel
+from conftest import small_integers
+
+
+def test_a_plan_reused_a_thousand_times(rng):
+    a = [small_integers(rng, (24, 16), "float32") for _ in range(3)]
+    b = [small_integers(rng, (16, 8), "float32") for _ in range(3)]
+    want = [x.astype(np.float64) @ y.astype(np.float64) for x, y in zip(a, b)]
+    plan = kafel.GemmPlan(a[0], b[0])
+    out = np.empty((24, 8), "f4")
+    for i in range(1000):
+        j = i % 3
+        got = plan(a[j], b[j], out=out) if i % 2 else plan(a[j], b[j])
+        np.testing.assert_array_equal(got, want[j])
+    assert plan.kernel and plan.last_report.kernel == plan.kernel
+    assert plan.device.id == "cpu"
+
+
+def test_a_plan_with_beta_and_transposes(rng):
+    a = small_integers(rng, (9, 12), "float64")
+    b = small_integers(rng, (7, 9), "float64")
+    c = small_integers(rng, (12, 7), "float64")
+    plan = kafel.GemmPlan(a, b, c, alpha=2, beta=-1, trans_a=True, trans_b=True)
+    for _ in range(3):
+        np.testing.assert_array_equal(plan(a, b, c), 2 * a.T @ b.T - c)
+
+
+def test_a_plan_takes_other_layouts_but_not_other_shapes(rng):
+    a = small_integers(rng, (10, 6), "float32")
+    b = small_integers(rng, (6, 4), "float32")
+    plan = kafel.GemmPlan(a, b)
+    np.testing.assert_array_equal(plan(np.asfortranarray(a), b), a @ b)
+    with pytest.raises(kafel.InvalidArgument) as e:
+        plan(np.ones((11, 6), "f4"), b)
+    assert "plan made for" in str(e.value) or "prepared for" in str(e.value)
+    with pytest.raises(kafel.InvalidArgument):
+        plan(a.astype("f8"), b.astype("f8"))

@@ -1,0 +1,66 @@
+// Host interface of the Hopper (sm_90a) GEMM kernels in wgmma_sm90a.cu: what a rung passes in,
+// the configurations compiled, and their shared-memory needs. Plain C++ (no device code).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <string>
+
+namespace kafel::cuda::sm90 {
+
+// Storage of A and B (both the same), as wgmma reads it. tf32 reads f32 storage.
+enum class Input { bf16, f16, tf32, e4m3, e5m2, i8 };
+// Storage of C.
+enum class CKind : int { f32 = 0, bf16 = 1, f16 = 2, i32 = 3 };
+
+// One GEMM on device memory, row-major as kafel's plans hold it: op(A) m x k, op(B) k x n.
+// a_t: A is stored k x m (op T); b_t: B is stored n x k (op T). Leading dimensions in elements;
+// every operand row starts 16-byte aligned (TMA reads and writes whole 16-byte rows).
+struct Problem {
+  int m = 0, n = 0, k = 0;
+  const void* a = nullptr;
+  long long lda = 0;
+  bool a_t = false;
+  const void* b = nullptr;
+  long long ldb = 0;
+  bool b_t = false;
+  void* c = nullptr;
+  long long ldc = 0;
+  CKind c_kind = CKind::f32;
+  double alpha = 1, beta = 0;
+};
+
+// How to run it. kernel 0: one CTA per tile, both warpgroups compute, one thread refills the
+// ring (gemm_tma_wgmma); 1: warp-specialised (producer warpgroup + 2 consumer warpgroups).
+// persistent: a CTA per SM (or the most clusters that fit) loops over tiles; otherwise one
+// CTA per tile. cluster 2: CTA pairs share the B tile through TMA multicast. group: unit rows
+// per group of the tile order. c_rounds: 16-bit C with beta = 0 leaves through shared memory
+// and TMA stores in 1 or 2 rounds (2 halves the staging buffer), 0: direct stores.
+struct Options {
+  int kernel = 1;
+  int bm = 128, bn = 256, stages = 4;
+  bool persistent = false;
+  int cluster = 1;
+  int group = 8;
+  int c_rounds = 0;
+};
+
+// Tile shapes (BM x BN) compiled for the warp-specialised kernel; the one-CTA-per-tile kernel
+// has 128 x 256 only.
+inline constexpr int kShapes[][2] = {{128, 256}, {256, 128}};
+
+// "" when `o` names a compiled configuration for `in` and problems of this layout, else why
+// not (shape, kernel, cluster size, stages, K-major-only inputs).
+std::string check_options(Input in, bool a_t, bool b_t, const Options& o);
+// Dynamic shared memory `o` needs (bytes), for comparison with the device's opt-in limit;
+// c_rounds counts only where it applies (16-bit C, beta = 0).
+std::size_t smem_bytes(Input in, const Options& o, bool staged_c);
+// True when the C staging path applies to this problem under `o`.
+bool stages_c(const Problem& p, const Options& o);
+
+// Enqueues the GEMM on `stream`; "" on success, else the reason (configuration not compiled,
+// a tensor map the driver refused, a CUDA error).
+std::string launch_gemm(Input in, const Problem& p, const Options& o, cudaStream_t stream);
+
+}  // namespace kafel::cuda::sm90

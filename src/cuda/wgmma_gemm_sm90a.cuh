@@ -1,0 +1,713 @@
+// Hopper GEMM kernels (sm_90a): TMA fills a ring of 128-byte-swizzled shared tiles, wgmma
+// multiplies them. Two kernels: one CTA per tile with every warp computing (ladder step 1),
+// and the warp-specialised one (a producer warpgroup, two consumer warpgroups) that can run
+// persistent, in grouped tile order, and in clusters of 2 sharing B by TMA multicast.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <type_traits>
+
+#include "cuda/sm90a_ptx.cuh"
+#include "cuda/wgmma.hpp"
+
+namespace kafel::cuda::sm90 {
+
+// What one wgmma input type means for tiles: element size, accumulator, transposable layouts.
+template <class Tag>
+struct Elem;
+template <>
+struct Elem<Bf16> {
+  using acc = float;
+  static constexpr int size = 2;
+  static constexpr bool mn_major = true;  // wgmma reads MN-major shared tiles of 16-bit types
+};
+template <>
+struct Elem<F16> {
+  using acc = float;
+  static constexpr int size = 2;
+  static constexpr bool mn_major = true;
+};
+template <>
+struct Elem<Tf32> {
+  using acc = float;
+  static constexpr int size = 4;
+  static constexpr bool mn_major = false;
+};
+template <>
+struct Elem<E4m3> {
+  using acc = float;
+  static constexpr int size = 1;
+  static constexpr bool mn_major = false;
+};
+template <>
+struct Elem<E5m2> {
+  using acc = float;
+  static constexpr int size = 1;
+  static constexpr bool mn_major = false;
+};
+template <>
+struct Elem<S8> {
+  using acc = std::int32_t;
+  static constexpr int size = 1;
+  static constexpr bool mn_major = false;
+};
+
+// A compiled tile shape. BK covers one 128-byte swizzle row of K; each consumer warpgroup owns
+// WM = BM / 2 rows of the BM x BN tile as MI wgmmas of 64 x BN per 32-byte k step.
+// A_MN / B_MN: the operand is MN-major in memory (A stored k x m, B stored k x n).
+template <class Tag_, int BM_, int BN_, bool A_MN_, bool B_MN_>
+struct Cfg {
+  using Tag = Tag_;
+  using Acc = typename Elem<Tag>::acc;
+  static constexpr int BM = BM_, BN = BN_;
+  static constexpr bool A_MN = A_MN_, B_MN = B_MN_;
+  static constexpr int BK = 128 / Elem<Tag>::size;
+  static constexpr int KSTEPS = 4;  // wgmma k steps of 32 bytes per 128-byte row
+  static constexpr int CONSUMERS = 2;
+  static constexpr int WM = BM / CONSUMERS;
+  static constexpr int MI = WM / 64;
+  static constexpr int ACC = BN / 2;  // accumulators per thread and m64 wgmma
+  static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128;
+  static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+  static_assert(WM % 64 == 0 && (BN == 128 || BN == 256) && BM <= 256, "unsupported tile");
+  static_assert(Elem<Tag>::mn_major || (!A_MN && !B_MN), "this type needs K-major tiles");
+  static constexpr int C_BYTES = BM * BN * 2;  // a 16-bit C tile staged for the TMA store
+  // Dynamic shared memory: 1024-byte alignment slack, `stages` ring slots, the C staging
+  // buffer when C leaves through TMA (the tile, or half of it when stored in 2 rounds), and a
+  // full and an empty barrier per slot.
+  static constexpr std::size_t smem_bytes(int stages, int c_rounds) {
+    return 1024 + std::size_t(stages) * (STAGE_BYTES + 16) + (c_rounds ? C_BYTES / c_rounds : 0);
+  }
+};
+
+// C and the scalars (alpha/beta as float for float accumulators, as int for i32).
+struct Epilogue {
+  void* c = nullptr;
+  long long ldc = 0;
+  int m = 0, n = 0;
+  float alpha = 1.f, beta = 0.f;
+  int ialpha = 1, ibeta = 0;
+  CKind c_kind = CKind::f32;
+  int paired = 1;  // 1: two adjacent columns may be stored as one access (aligned C)
+};
+
+// Order of work units. A unit is `cluster` vertically adjacent BM x BN tiles (the CTAs of one
+// cluster share its B tile). Units run down columns inside groups of `group` unit rows, so the
+// units in flight at one time cover a compact block of C and reuse A and B through L2.
+struct Schedule {
+  int m_units = 0, n_blocks = 0, units = 0, group = 8, cluster = 1;
+
+  __device__ __forceinline__ void unit(int u, int& um, int& un) const {
+    const int per_group = group * n_blocks;
+    const int g = u / per_group, first = g * group;
+    const int rows = min(m_units - first, group);
+    const int r = u - g * per_group;
+    um = first + r % rows;
+    un = r / rows;
+  }
+};
+
+struct KernelArgs {
+  Epilogue epi;
+  Schedule sched;
+  int k_tiles = 0;
+  int stages = 4;
+  // C (16-bit, beta = 0) leaves through shared memory and TMA stores in this many rounds
+  // (1 or 2; 0: direct stores from registers).
+  int c_rounds = 0;
+};
+
+// ---- tile movement (one producer thread) -------------------------------------------------
+
+template <class C>
+__device__ __forceinline__ void load_a(std::uint8_t* sa, const CUtensorMap* map, std::uint64_t* bar,
+                                       int m0, int k0) {
+  if constexpr (C::A_MN) {  // 64-row-wide chunks of the k x m matrix
+#pragma unroll
+    for (int j = 0; j < C::BM / 64; ++j) tma_load(sa + j * 8192, map, bar, m0 + 64 * j, k0);
+  } else {
+    tma_load(sa, map, bar, k0, m0);
+  }
+}
+
+// B tile into this CTA, or this CTA's half of it into both CTAs of a cluster of 2.
+template <class C>
+__device__ __forceinline__ void load_b(std::uint8_t* sb, const CUtensorMap* map, std::uint64_t* bar,
+                                       int n0, int k0, int rank, int cluster) {
+  if (cluster == 1) {
+    if constexpr (C::B_MN) {
+#pragma unroll
+      for (int j = 0; j < C::BN / 64; ++j) tma_load(sb + j * 8192, map, bar, n0 + 64 * j, k0);
+    } else {
+      tma_load(sb, map, bar, k0, n0);
+    }
+  } else {
+    constexpr int HALF = C::BN / 2;
+    if constexpr (C::B_MN) {
+#pragma unroll
+      for (int j = 0; j < HALF / 64; ++j) {
+        const int chunk = rank * (HALF / 64) + j;
+        tma_load_multicast(sb + chunk * 8192, map, bar, n0 + 64 * chunk, k0, 0x3);
+      }
+    } else {
+      tma_load_multicast(sb + rank * HALF * 128, map, bar, k0, n0 + rank * HALF, 0x3);
+    }
+  }
+}
+
+// ---- the multiply (one consumer warpgroup) -----------------------------------------------
+
+// Descriptor of the 64-row slice `row` (0, 64, ...) of the A tile at k step kk.
+template <class C>
+__device__ __forceinline__ std::uint64_t desc_a(std::uint32_t a, int row, int kk) {
+  if constexpr (C::A_MN) return smem_desc(a + (row / 64) * 8192 + kk * 2048, 8192, 1024);
+  return smem_desc(a + row * 128 + kk * 32, 16, 1024);
+}
+template <class C>
+__device__ __forceinline__ std::uint64_t desc_b(std::uint32_t b, int kk) {
+  if constexpr (C::B_MN) return smem_desc(b + kk * 2048, 8192, 1024);
+  return smem_desc(b + kk * 32, 16, 1024);
+}
+
+// acc += the consumer's WM rows of A tile x B tile (issues and commits, does not wait).
+template <class C>
+__device__ __forceinline__ void mma_tile(typename C::Acc (&acc)[C::MI][C::ACC], std::uint32_t a,
+                                         std::uint32_t b, int consumer) {
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < C::KSTEPS; ++kk)
+#pragma unroll
+    for (int mi = 0; mi < C::MI; ++mi) {
+      const std::uint64_t da = desc_a<C>(a, consumer * C::WM + mi * 64, kk);
+      const std::uint64_t db = desc_b<C>(b, kk);
+      if constexpr (Elem<typename C::Tag>::mn_major)
+        wgmma<C::A_MN ? 1 : 0, C::B_MN ? 1 : 0>(typename C::Tag{}, acc[mi], da, db, 1u);
+      else
+        wgmma(typename C::Tag{}, acc[mi], da, db, 1u);
+    }
+  wgmma_commit();
+}
+
+template <class C>
+__device__ __forceinline__ void zero(typename C::Acc (&acc)[C::MI][C::ACC]) {
+#pragma unroll
+  for (int mi = 0; mi < C::MI; ++mi)
+#pragma unroll
+    for (int i = 0; i < C::ACC; ++i) acc[mi][i] = 0;
+}
+
+template <class C>
+__device__ __forceinline__ void fence_acc(typename C::Acc (&acc)[C::MI][C::ACC]) {
+#pragma unroll
+  for (int mi = 0; mi < C::MI; ++mi) fence_registers(acc[mi]);
+}
+
+// ---- epilogue ----------------------------------------------------------------------------
+
+// C[row][col..col+1] = alpha * (v0, v1) + beta * C (beta == 0: C is not read, NaN-safe).
+__device__ __forceinline__ void store_pair(const Epilogue& e, int row, int col, float v0,
+                                           float v1) {
+  const bool two = col + 1 < e.n;
+  const long long at = row * e.ldc + col;
+  switch (e.c_kind) {
+    case CKind::f32: {
+      float* p = static_cast<float*>(e.c) + at;
+      if (two && e.paired) {
+        float2 r{e.alpha * v0, e.alpha * v1};
+        if (e.beta != 0.f) {
+          const float2 old = *reinterpret_cast<const float2*>(p);
+          r.x = fmaf(e.beta, old.x, r.x);
+          r.y = fmaf(e.beta, old.y, r.y);
+        }
+        *reinterpret_cast<float2*>(p) = r;
+      } else {
+        p[0] = e.beta != 0.f ? fmaf(e.beta, p[0], e.alpha * v0) : e.alpha * v0;
+        if (two) p[1] = e.beta != 0.f ? fmaf(e.beta, p[1], e.alpha * v1) : e.alpha * v1;
+      }
+      break;
+    }
+    case CKind::bf16: {
+      __nv_bfloat16* p = static_cast<__nv_bfloat16*>(e.c) + at;
+      float r0 = e.alpha * v0, r1 = e.alpha * v1;
+      if (two && e.paired) {
+        if (e.beta != 0.f) {
+          const float2 old = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(p));
+          r0 = fmaf(e.beta, old.x, r0);
+          r1 = fmaf(e.beta, old.y, r1);
+        }
+        *reinterpret_cast<__nv_bfloat162*>(p) = __floats2bfloat162_rn(r0, r1);
+      } else {
+        if (e.beta != 0.f) r0 = fmaf(e.beta, __bfloat162float(p[0]), r0);
+        p[0] = __float2bfloat16_rn(r0);
+        if (two) {
+          if (e.beta != 0.f) r1 = fmaf(e.beta, __bfloat162float(p[1]), r1);
+          p[1] = __float2bfloat16_rn(r1);
+        }
+      }
+      break;
+    }
+    case CKind::f16: {
+      __half* p = static_cast<__half*>(e.c) + at;
+      float r0 = e.alpha * v0, r1 = e.alpha * v1;
+      if (two && e.paired) {
+        if (e.beta != 0.f) {
+          const float2 old = __half22float2(*reinterpret_cast<const __half2*>(p));
+          r0 = fmaf(e.beta, old.x, r0);
+          r1 = fmaf(e.beta, old.y, r1);
+        }
+        *reinterpret_cast<__half2*>(p) = __floats2half2_rn(r0, r1);
+      } else {
+        if (e.beta != 0.f) r0 = fmaf(e.beta, __half2float(p[0]), r0);
+        p[0] = __float2half_rn(r0);
+        if (two) {
+          if (e.beta != 0.f) r1 = fmaf(e.beta, __half2float(p[1]), r1);
+          p[1] = __float2half_rn(r1);
+        }
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+// Integer C = alpha * acc + beta * C modulo 2^32 (unsigned arithmetic: wrapping is defined).
+__device__ __forceinline__ void store_pair(const Epilogue& e, int row, int col, std::int32_t v0,
+                                           std::int32_t v1) {
+  const bool two = col + 1 < e.n;
+  std::int32_t* p = static_cast<std::int32_t*>(e.c) + row * e.ldc + col;
+  const auto a = static_cast<std::uint32_t>(e.ialpha), b = static_cast<std::uint32_t>(e.ibeta);
+  auto f = [&](std::int32_t v, const std::int32_t* old) {
+    std::uint32_t r = a * static_cast<std::uint32_t>(v);
+    if (b != 0) r += b * static_cast<std::uint32_t>(*old);
+    return static_cast<std::int32_t>(r);
+  };
+  if (two && e.paired) {
+    int2 r{f(v0, p), f(v1, p + 1)};
+    *reinterpret_cast<int2*>(p) = r;
+  } else {
+    p[0] = f(v0, p);
+    if (two) p[1] = f(v1, p + 1);
+  }
+}
+
+// The wgmma accumulator layout: in each 64 x BN slice, warp w of the warpgroup holds rows
+// 16w + lane/4 (+8), and register 4i + {0,1} (+{2,3} for the row 8 below) is columns
+// 8i + 2 (lane % 4) + {0, 1}.
+template <class C>
+__device__ __forceinline__ void store_tile(const typename C::Acc (&acc)[C::MI][C::ACC],
+                                           const Epilogue& e, int row0, int col0) {
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+#pragma unroll
+  for (int mi = 0; mi < C::MI; ++mi)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = row0 + mi * 64 + warp * 16 + lane / 4 + h * 8;
+      if (row >= e.m) continue;
+#pragma unroll
+      for (int i = 0; i < C::BN / 8; ++i) {
+        const int col = col0 + 8 * i + 2 * (lane % 4);
+        if (col < e.n) store_pair(e, row, col, acc[mi][4 * i + 2 * h], acc[mi][4 * i + 2 * h + 1]);
+      }
+    }
+}
+
+// The consumer's WM x BN part of C through shared memory: alpha * acc rounded to 16 bits into
+// 64-column chunks (WM rows of 128 bytes, 128-byte swizzled: conflict-free), then one thread
+// stores them with TMA and the warpgroup moves on while the copy engine writes C. Before the
+// buffer is overwritten, the previous tile's stores must have read it.
+// ROUNDS = 2 stages half of the chunks at a time through a buffer half the size.
+template <class C, int ROUNDS, class Pair>
+__device__ __forceinline__ void store_tile_tma(const typename C::Acc (&acc)[C::MI][C::ACC],
+                                               const Epilogue& e, std::uint8_t* buf,
+                                               const CUtensorMap* map, int row0, int col0,
+                                               int consumer, Pair pack) {
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+  constexpr int CHUNKS = C::BN / 64 / ROUNDS;  // 64-column chunks per round
+#pragma unroll
+  for (int round = 0; round < ROUNDS; ++round) {
+    if (t == 0) bulk_wait_read();
+    named_barrier(1 + consumer, 128);
+#pragma unroll
+    for (int mi = 0; mi < C::MI; ++mi)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = mi * 64 + warp * 16 + lane / 4 + h * 8;
+#pragma unroll
+        for (int i = round * CHUNKS * 8; i < (round + 1) * CHUNKS * 8; ++i) {
+          const int chunk = i / 8 - round * CHUNKS, j = i % 8;
+          std::uint8_t* at =
+              buf + chunk * (C::WM * 128) + r * 128 + ((j ^ (r % 8)) * 16) + (lane % 4) * 4;
+          *reinterpret_cast<std::uint32_t*>(at) =
+              pack(e.alpha * acc[mi][4 * i + 2 * h], e.alpha * acc[mi][4 * i + 2 * h + 1]);
+        }
+      }
+    fence_proxy_async_smem();
+    named_barrier(1 + consumer, 128);
+    if (t == 0) {
+#pragma unroll
+      for (int chunk = 0; chunk < CHUNKS; ++chunk)
+        tma_store(map, buf + chunk * (C::WM * 128), col0 + 64 * (round * CHUNKS + chunk), row0);
+      bulk_commit();
+    }
+  }
+}
+
+template <class C, class Pair>
+__device__ __forceinline__ void store_tile_tma(const typename C::Acc (&acc)[C::MI][C::ACC],
+                                               const Epilogue& e, std::uint8_t* buf,
+                                               const CUtensorMap* map, int row0, int col0,
+                                               int consumer, int rounds, Pair pack) {
+  if (rounds == 1)
+    store_tile_tma<C, 1>(acc, e, buf, map, row0, col0, consumer, pack);
+  else
+    store_tile_tma<C, 2>(acc, e, buf, map, row0, col0, consumer, pack);
+}
+
+struct PackBf16 {
+  __device__ std::uint32_t operator()(float a, float b) const {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(a, b);
+    return *reinterpret_cast<const std::uint32_t*>(&v);
+  }
+};
+struct PackF16 {
+  __device__ std::uint32_t operator()(float a, float b) const {
+    const __half2 v = __floats2half2_rn(a, b);
+    return *reinterpret_cast<const std::uint32_t*>(&v);
+  }
+};
+
+// ---- kernel 1: one CTA per tile, both warpgroups compute, thread 0 refills the ring ------
+
+template <class C>
+__global__ void __launch_bounds__(256, 1)
+    gemm_tma_wgmma(const __grid_constant__ CUtensorMap tma_a,
+                   const __grid_constant__ CUtensorMap tma_b, const KernelArgs args) {
+#if KAFEL_SM90A_DEVICE
+  extern __shared__ std::uint8_t smem_raw[];
+  std::uint8_t* smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+  const int stages = args.stages;
+  auto* full = reinterpret_cast<std::uint64_t*>(smem + stages * C::STAGE_BYTES);
+  const int consumer = threadIdx.x / 128;
+  int um, un;
+  args.sched.unit(blockIdx.x, um, un);
+  const int m0 = um * C::BM, n0 = un * C::BN;
+  auto a_tile = [&](int s) { return smem + s * C::STAGE_BYTES; };
+  auto issue = [&](int kt) {
+    const int s = kt % stages;
+    mbar_arrive_expect_tx(&full[s], C::STAGE_BYTES);
+    load_a<C>(a_tile(s), &tma_a, &full[s], m0, kt * C::BK);
+    load_b<C>(a_tile(s) + C::A_BYTES, &tma_b, &full[s], n0, kt * C::BK, 0, 1);
+  };
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) mbar_init(&full[s], 1);
+    fence_barrier_init();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0)
+    for (int kt = 0; kt < stages && kt < args.k_tiles; ++kt) issue(kt);
+
+  typename C::Acc acc[C::MI][C::ACC];
+  zero<C>(acc);
+  for (int kt = 0; kt < args.k_tiles; ++kt) {
+    const int s = kt % stages;
+    mbar_wait(&full[s], (kt / stages) & 1);
+    mma_tile<C>(acc, smem_addr(a_tile(s)), smem_addr(a_tile(s) + C::A_BYTES), consumer);
+    wgmma_wait<0>();
+    fence_acc<C>(acc);
+    __syncthreads();  // both warpgroups are done reading slot s
+    if (threadIdx.x == 0 && kt + stages < args.k_tiles) issue(kt + stages);
+  }
+  store_tile<C>(acc, args.epi, m0 + consumer * C::WM, n0);
+#else
+  __trap();
+#endif
+}
+
+// ---- kernel 2: warp-specialised, optionally persistent and clustered ----------------------
+
+// Releases a ring slot to the producer(s): one arrival per consumer warp on the slot's empty
+// barrier in this CTA and, in a cluster of 2, in the peer CTA (whose producer multicasts into
+// this CTA's slot too).
+__device__ __forceinline__ void release_slot(std::uint64_t* empty, int cluster, int rank) {
+  if (threadIdx.x % 32 != 0) return;
+  mbar_arrive(empty);
+  if (cluster > 1) mbar_arrive_remote(empty, static_cast<std::uint32_t>(rank ^ 1));
+}
+
+template <class C>
+__global__ void __launch_bounds__(384, 1)
+    gemm_warp_specialized(const __grid_constant__ CUtensorMap tma_a,
+                          const __grid_constant__ CUtensorMap tma_b,
+                          const __grid_constant__ CUtensorMap tma_c, const KernelArgs args) {
+#if KAFEL_SM90A_DEVICE
+  extern __shared__ std::uint8_t smem_raw[];
+  std::uint8_t* smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+  const int stages = args.stages;
+  std::uint8_t* c_buf = smem + stages * C::STAGE_BYTES;  // used when args.c_rounds > 0
+  const int c_part = args.c_rounds ? C::C_BYTES / 2 / args.c_rounds : 0;  // per consumer
+  auto* full = reinterpret_cast<std::uint64_t*>(c_buf + 2 * c_part);
+  std::uint64_t* empty = full + stages;
+  const Schedule& sched = args.sched;
+  const int cluster = sched.cluster;
+  const int rank = cluster > 1 ? static_cast<int>(cluster_ctarank()) : 0;
+  const int first_unit = blockIdx.x / cluster, unit_step = gridDim.x / cluster;
+  auto a_tile = [&](int s) { return smem + s * C::STAGE_BYTES; };
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbar_init(&full[s], 1);
+      mbar_init(&empty[s], C::CONSUMERS * 4 * cluster);
+    }
+    fence_barrier_init();
+  }
+  if (cluster > 1)
+    cluster_sync();  // peers' barriers are initialised before anyone signals them
+  else
+    __syncthreads();
+
+  const int warpgroup = threadIdx.x / 128;
+  if (warpgroup == 0) {  // producer: one thread issues every TMA copy
+    setmaxnreg_dec<40>();
+    if (threadIdx.x == 0) {
+      prefetch_tensor_map(&tma_a);
+      prefetch_tensor_map(&tma_b);
+      int s = 0;
+      std::uint32_t phase = 0;
+      for (int u = first_unit; u < sched.units; u += unit_step) {
+        int um, un;
+        sched.unit(u, um, un);
+        const int m0 = (um * cluster + rank) * C::BM, n0 = un * C::BN;
+        for (int kt = 0; kt < args.k_tiles; ++kt) {
+          mbar_wait(&empty[s], phase ^ 1);
+          mbar_arrive_expect_tx(&full[s], C::STAGE_BYTES);
+          load_a<C>(a_tile(s), &tma_a, &full[s], m0, kt * C::BK);
+          load_b<C>(a_tile(s) + C::A_BYTES, &tma_b, &full[s], n0, kt * C::BK, rank, cluster);
+          if (++s == stages) {
+            s = 0;
+            phase ^= 1;
+          }
+        }
+      }
+    }
+  } else {  // consumers: warpgroups 1 and 2 take rows [0, WM) and [WM, BM) of each tile
+    setmaxnreg_inc<232>();
+    const int consumer = warpgroup - 1;
+    typename C::Acc acc[C::MI][C::ACC];
+    int s = 0;
+    std::uint32_t phase = 0;
+    for (int u = first_unit; u < sched.units; u += unit_step) {
+      int um, un;
+      sched.unit(u, um, un);
+      const int m0 = (um * cluster + rank) * C::BM, n0 = un * C::BN;
+      zero<C>(acc);
+      int previous = -1;
+      for (int kt = 0; kt < args.k_tiles; ++kt) {
+        mbar_wait(&full[s], phase);
+        mma_tile<C>(acc, smem_addr(a_tile(s)), smem_addr(a_tile(s) + C::A_BYTES), consumer);
+        wgmma_wait<1>();  // the previous k-tile's wgmmas are done: its slot can be refilled
+        if (previous >= 0) release_slot(&empty[previous], cluster, rank);
+        previous = s;
+        if (++s == stages) {
+          s = 0;
+          phase ^= 1;
+        }
+      }
+      wgmma_wait<0>();
+      fence_acc<C>(acc);
+      if (previous >= 0) release_slot(&empty[previous], cluster, rank);
+      const int row0 = m0 + consumer * C::WM;
+      if constexpr (std::is_same_v<typename C::Acc, float>) {
+        if (!args.c_rounds)
+          store_tile<C>(acc, args.epi, row0, n0);
+        else if (args.epi.c_kind == CKind::bf16)
+          store_tile_tma<C>(acc, args.epi, c_buf + consumer * c_part, &tma_c, row0, n0, consumer,
+                            args.c_rounds, PackBf16{});
+        else
+          store_tile_tma<C>(acc, args.epi, c_buf + consumer * c_part, &tma_c, row0, n0, consumer,
+                            args.c_rounds, PackF16{});
+      } else {
+        store_tile<C>(acc, args.epi, row0, n0);  // i32: C is i32, never staged
+      }
+    }
+    if (args.c_rounds && threadIdx.x % 128 == 0) bulk_wait_all();
+  }
+  if (cluster > 1) cluster_sync();
+#else
+  __trap();
+#endif
+}
+
+// ==== host side (templates instantiated by wgmma_sm90a.cu) ====================================
+
+using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
+                                   const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
+                                   const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                   CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+// cuTensorMapEncodeTiled from the driver through the runtime's entry-point query (no -lcuda).
+inline EncodeTiledFn encode_tiled() {
+  static const EncodeTiledFn fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
+                                         &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      p = nullptr;
+    return reinterpret_cast<EncodeTiledFn>(p);
+  }();
+  return fn;
+}
+
+// Map of a row-major rows x cols matrix (ld elements of `esize` bytes) read or written in boxes
+// of box_cols x box_rows with 128-byte swizzling; out-of-bounds elements read as zero and are
+// not written.
+inline std::string make_map(CUtensorMap* map, const void* base, int esize, long long rows,
+                            long long cols, long long ld, int box_cols, int box_rows) {
+  const EncodeTiledFn fn = encode_tiled();
+  if (!fn) return "cuTensorMapEncodeTiled is not available from the CUDA driver";
+  const CUtensorMapDataType dt = esize == 1   ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                                 : esize == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16
+                                              : CU_TENSOR_MAP_DATA_TYPE_UINT32;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * esize};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t unit[2] = {1, 1};
+  const CUresult r = fn(map, dt, 2, const_cast<void*>(base), dims, strides, box, unit,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r == CUDA_SUCCESS) return "";
+  return "cuTensorMapEncodeTiled refused a " + std::to_string(rows) + " x " + std::to_string(cols) +
+         " operand (ld " + std::to_string(ld) + ", error " + std::to_string(static_cast<int>(r)) +
+         ")";
+}
+
+// Clusters of `cluster` CTAs of `kernel` that can be resident at once (cached per device,
+// shared memory size and cluster size).
+template <class K>
+cudaError_t max_active_clusters(K kernel, int threads, std::size_t smem, int cluster, int* out) {
+  static std::mutex mu;
+  static std::map<std::tuple<const void*, int, std::size_t, int>, int> cache;
+  int dev = 0;
+  cudaError_t rc = cudaGetDevice(&dev);
+  if (rc != cudaSuccess) return rc;
+  std::lock_guard<std::mutex> lock(mu);
+  const auto key = std::make_tuple(reinterpret_cast<const void*>(kernel), dev, smem, cluster);
+  auto it = cache.find(key);
+  if (it != cache.end()) {
+    *out = it->second;
+    return cudaSuccess;
+  }
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(cluster, 1, 1);
+  cfg.blockDim = dim3(threads, 1, 1);
+  cfg.dynamicSmemBytes = smem;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = cluster;
+  attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  int n = 0;
+  rc = cudaOccupancyMaxActiveClusters(&n, kernel, &cfg);
+  if (rc != cudaSuccess) return rc;
+  cache[key] = n;
+  *out = n;
+  return cudaSuccess;
+}
+
+inline bool is_16bit(CKind c) {
+  return c == CKind::bf16 || c == CKind::f16;
+}
+
+// Encodes the maps, fills the arguments and launches configuration C with kernel KERNEL (0:
+// gemm_tma_wgmma, 1: gemm_warp_specialized).
+template <class C, int KERNEL>
+std::string launch_config(const Problem& p, const Options& o, cudaStream_t stream) {
+  constexpr int es = Elem<typename C::Tag>::size;
+  const int cluster = KERNEL == 0 ? 1 : o.cluster;
+  CUtensorMap ma{}, mb{}, mc{};  // k == 0: no tile is ever loaded, the maps stay unused
+  std::string err;
+  if (p.k > 0) {
+    err = p.a_t ? make_map(&ma, p.a, es, p.k, p.m, p.lda, 64, C::BK)
+                : make_map(&ma, p.a, es, p.m, p.k, p.lda, C::BK, C::BM);
+    if (err.empty())
+      err = p.b_t ? make_map(&mb, p.b, es, p.n, p.k, p.ldb, C::BK, C::BN / cluster)
+                  : make_map(&mb, p.b, es, p.k, p.n, p.ldb, 64, C::BK);
+  }
+  KernelArgs args;
+  args.c_rounds = stages_c(p, o) ? o.c_rounds : 0;
+  if (err.empty() && args.c_rounds) err = make_map(&mc, p.c, 2, p.m, p.n, p.ldc, 64, C::WM);
+  if (!err.empty()) return err;
+
+  Epilogue& e = args.epi;
+  e.c = p.c;
+  e.ldc = p.ldc;
+  e.m = p.m;
+  e.n = p.n;
+  e.alpha = static_cast<float>(p.alpha);
+  e.beta = static_cast<float>(p.beta);
+  // Integer scalars wrap modulo 2^32 like the rest of kafel's i32 arithmetic.
+  e.ialpha = static_cast<int>(static_cast<unsigned>(static_cast<long long>(p.alpha)));
+  e.ibeta = static_cast<int>(static_cast<unsigned>(static_cast<long long>(p.beta)));
+  e.c_kind = p.c_kind;
+  const int c_size = is_16bit(p.c_kind) ? 2 : 4;
+  e.paired = p.ldc % 2 == 0 && reinterpret_cast<std::uintptr_t>(p.c) % (2 * c_size) == 0;
+  Schedule& sc = args.sched;
+  const int m_blocks = (p.m + C::BM - 1) / C::BM;
+  sc.cluster = cluster;
+  sc.m_units = (m_blocks + cluster - 1) / cluster;
+  sc.n_blocks = (p.n + C::BN - 1) / C::BN;
+  sc.units = sc.m_units * sc.n_blocks;
+  sc.group = o.group > 0 ? o.group : 1;
+  args.k_tiles = (p.k + C::BK - 1) / C::BK;
+  args.stages = o.stages;
+  const std::size_t smem = C::smem_bytes(o.stages, args.c_rounds);
+  if (sc.units == 0) return "";
+
+  cudaLaunchConfig_t cfg{};
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = cluster;
+  attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  cudaError_t rc;
+  if constexpr (KERNEL == 0) {
+    auto kernel = gemm_tma_wgmma<C>;
+    rc = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    if (rc != cudaSuccess) return cudaGetErrorString(rc);
+    cfg.blockDim = dim3(256, 1, 1);
+    cfg.gridDim = dim3(sc.units, 1, 1);
+    rc = cudaLaunchKernelEx(&cfg, kernel, ma, mb, args);
+  } else {
+    auto kernel = gemm_warp_specialized<C>;
+    rc = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    if (rc != cudaSuccess) return cudaGetErrorString(rc);
+    int units = sc.units;
+    if (o.persistent) {
+      int fit = 0;
+      rc = max_active_clusters(kernel, 384, smem, cluster, &fit);
+      if (rc != cudaSuccess) return cudaGetErrorString(rc);
+      if (fit < 1) return "no cluster of " + std::to_string(cluster) + " CTAs fits on the device";
+      units = units < fit ? units : fit;
+    }
+    cfg.blockDim = dim3(384, 1, 1);
+    cfg.gridDim = dim3(units * cluster, 1, 1);
+    rc = cudaLaunchKernelEx(&cfg, kernel, ma, mb, mc, args);
+  }
+  return rc == cudaSuccess ? "" : cudaGetErrorString(rc);
+}
+
+}  // namespace kafel::cuda::sm90

@@ -1,0 +1,88 @@
+// The sm_90a translation unit of the Hopper GEMM kernels: instantiates them for each input
+// type, layout and tile shape kafel uses, and implements the host interface of wgmma.hpp.
+#include <string>
+
+#include "cuda/wgmma.hpp"
+#include "cuda/wgmma_gemm_sm90a.cuh"
+
+namespace kafel::cuda::sm90 {
+namespace {
+
+// wgmma reads MN-major shared tiles (transposed operands) for 16-bit inputs only.
+bool transposable(Input in) {
+  return in == Input::bf16 || in == Input::f16;
+}
+
+template <class Tag, bool A_MN, bool B_MN>
+std::string by_shape(const Problem& p, const Options& o, cudaStream_t s) {
+  if (o.bm == 128 && o.bn == 256) {
+    using C = Cfg<Tag, 128, 256, A_MN, B_MN>;
+    if constexpr (Elem<Tag>::mn_major)  // the one-CTA-per-tile rung: 16-bit inputs only
+      if (o.kernel == 0) return launch_config<C, 0>(p, o, s);
+    return launch_config<C, 1>(p, o, s);
+  }
+  return launch_config<Cfg<Tag, 256, 128, A_MN, B_MN>, 1>(p, o, s);
+}
+
+template <class Tag>
+std::string by_layout(const Problem& p, const Options& o, cudaStream_t s) {
+  if constexpr (Elem<Tag>::mn_major) {
+    if (p.a_t)
+      return p.b_t ? by_shape<Tag, true, false>(p, o, s) : by_shape<Tag, true, true>(p, o, s);
+    return p.b_t ? by_shape<Tag, false, false>(p, o, s) : by_shape<Tag, false, true>(p, o, s);
+  } else {
+    return by_shape<Tag, false, false>(p, o, s);  // check_options admitted K-major only
+  }
+}
+
+}  // namespace
+
+std::string check_options(Input in, bool a_t, bool b_t, const Options& o) {
+  if (o.kernel != 0 && o.kernel != 1) return "kernel must be 0 or 1";
+  bool shape = false;
+  for (const auto& sh : kShapes) shape = shape || (sh[0] == o.bm && sh[1] == o.bn);
+  if (!shape)
+    return "tile " + std::to_string(o.bm) + " x " + std::to_string(o.bn) +
+           " is not compiled (128 x 256 or 256 x 128)";
+  if (o.kernel == 0 && (o.bm != 128 || o.bn != 256 || !transposable(in)))
+    return "the one-CTA-per-tile kernel is compiled for 128 x 256 tiles of 16-bit inputs only";
+  if (o.stages < 2 || o.stages > 8) return "stages must be 2..8";
+  if (o.cluster != 1 && o.cluster != 2) return "cluster must be 1 or 2";
+  if (o.c_rounds < 0 || o.c_rounds > 2) return "c_rounds must be 0, 1 or 2";
+  if (!transposable(in) && (a_t || !b_t))
+    return "8-bit and tf32 inputs need K-major operands (A with op N, B with op T)";
+  return "";
+}
+
+bool stages_c(const Problem& p, const Options& o) {
+  return o.kernel == 1 && o.c_rounds > 0 && is_16bit(p.c_kind) && p.beta == 0;
+}
+
+std::size_t smem_bytes(Input in, const Options& o, bool staged_c) {
+  (void)in;  // every input's k-tile is one 128-byte row per tile row
+  const std::size_t stage = std::size_t(o.bm + o.bn) * 128 + 16;
+  const std::size_t c = staged_c && o.c_rounds > 0 ? std::size_t(o.bm) * o.bn * 2 / o.c_rounds : 0;
+  return 1024 + std::size_t(o.stages) * stage + c;
+}
+
+std::string launch_gemm(Input in, const Problem& p, const Options& o, cudaStream_t stream) {
+  const std::string bad = check_options(in, p.a_t, p.b_t, o);
+  if (!bad.empty()) return bad;
+  switch (in) {
+    case Input::bf16:
+      return by_layout<Bf16>(p, o, stream);
+    case Input::f16:
+      return by_layout<F16>(p, o, stream);
+    case Input::tf32:
+      return by_layout<Tf32>(p, o, stream);
+    case Input::e4m3:
+      return by_layout<E4m3>(p, o, stream);
+    case Input::e5m2:
+      return by_layout<E5m2>(p, o, stream);
+    case Input::i8:
+      return by_layout<S8>(p, o, stream);
+  }
+  return "unknown input type";
+}
+
+}  // namespace kafel::cuda::sm90

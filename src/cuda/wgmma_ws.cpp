@@ -1,0 +1,75 @@
+// Rung 14, cuda.wgmma_ws: warp specialisation on Hopper. A producer warpgroup (40 registers)
+// issues every TMA copy into a ring of slots; two consumer warpgroups (232 registers, raised
+// with setmaxnreg) run wgmma on their halves of the tile and hand slots back through empty
+// barriers. Options: persistent CTAs over a grouped tile order, clusters of 2 sharing B by TMA
+// multicast, and a C tile staged in shared memory and written by TMA stores. The fixed lines
+// after it are the ladder's steps, tested and measured as such.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/registry.hpp"
+#include "cuda/wgmma_rung.hpp"
+
+namespace kafel::cuda {
+namespace {
+
+// Measured on an H100 (docs/cuda.md, Hopper): non-persistent with 4 slots and direct stores
+// led at 8192^3; 3 slots with the TMA-store epilogue at 4096^3 and 6144^3; persistent with it
+// at k = 1024, where the epilogue weighs most.
+Params choose(const Device&, const GemmDesc& d) {
+  if (d.k <= 2048) return {{"PERSISTENT", 1}, {"STAGES", 3}, {"CSTORE", 1}};
+  if (d.m * d.n <= std::int64_t(6144) * 6144) return {{"STAGES", 3}, {"CSTORE", 1}};
+  return {{"STAGES", 4}, {"CSTORE", 0}};
+}
+
+// The default for bf16 and f16 (measured at 0.86-0.98x cuBLAS); for the K-major roles (tf32,
+// fp8, i8: compiled, not yet measured) only where no other kernel implements them.
+int preference(const Device&, const GemmDesc& d) {
+  const DType a = d.types.a;
+  return a == DType::bf16 || a == DType::f16 ? 40 : 1;
+}
+
+GemmKernel tunable() {
+  GemmKernel k = wgmma_kernel("cuda.wgmma_ws",
+                              "warp-specialised wgmma: TMA producer + 2 consumer warpgroups "
+                              "(setmaxnreg), persistent / cluster-2 multicast / TMA-store options",
+                              14, wgmma_params(), 1, true);
+  k.heuristic = choose;
+  k.preference = preference;
+  return k;
+}
+
+// One ladder step with fixed parameters (not tunable, never the default).
+GemmKernel step(const char* suffix, const char* summary, Params fixed) {
+  ParamSpace space = wgmma_params();
+  for (auto& d : space.params) {
+    const auto it = fixed.find(d.name);
+    if (it != fixed.end()) d.default_value = it->second;
+    d.candidates.clear();
+  }
+  return wgmma_kernel(std::string("cuda.wgmma_ws.") + suffix, summary, 14, std::move(space), 1,
+                      true);
+}
+
+std::vector<GemmKernel> kernels() {
+  return {
+      tunable(),
+      step("persistent", "cuda.wgmma_ws, persistent CTAs, 4 slots, TMA-store epilogue",
+           {{"PERSISTENT", 1}, {"STAGES", 4}, {"CSTORE", 2}}),
+      step("cluster2", "cuda.wgmma_ws, persistent clusters of 2 sharing B by TMA multicast",
+           {{"PERSISTENT", 1}, {"CLUSTER", 2}, {"STAGES", 4}, {"CSTORE", 2}}),
+      step("m256n128", "cuda.wgmma_ws with 256 x 128 tiles, persistent, clusters of 2",
+           {{"BM", 256},
+            {"BN", 128},
+            {"PERSISTENT", 1},
+            {"CLUSTER", 2},
+            {"STAGES", 4},
+            {"CSTORE", 2}}),
+  };
+}
+
+const Register registered{kernels()};
+
+}  // namespace
+}  // namespace kafel::cuda

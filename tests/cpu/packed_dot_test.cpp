@@ -1,0 +1,148 @@
+// The dot-product paths of cpu.packed (bf16 pairs, i8 quads with the +128 correction, i8 as
+// int16 pairs) on every ISA this CPU has: exact int8 at the ends of the int32 range, bf16
+// against the float64 reference of the bf16-rounded inputs, edge sizes of the grouped k.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/problems.hpp"
+#include "cpu/cpu_features.hpp"
+#include "cpu/packed_gemm.hpp"
+#include "kafel/gemm.hpp"
+#include "kafel/matrix.hpp"
+
+namespace kafel {
+namespace {
+
+using cpu::Isa;
+
+std::vector<Isa> isas() {
+  std::vector<Isa> out;
+  for (Isa isa : {Isa::generic, Isa::avx2, Isa::avx512})
+    if (cpu::isa_supported(isa)) out.push_back(isa);
+  return out;
+}
+
+std::string isa_name(const ::testing::TestParamInfo<Isa>& info) {
+  return std::string(cpu::to_string(info.param));
+}
+
+class PackedDot : public ::testing::TestWithParam<Isa> {
+ protected:
+  GemmOptions options(Params extra = {}) const {
+    extra["isa"] = static_cast<int>(GetParam());
+    return {"cpu.packed", extra, {}};
+  }
+};
+
+// An i8 matrix (tight, row-major) holding one value everywhere.
+Matrix filled_i8(std::int64_t rows, std::int64_t cols, int value) {
+  Matrix m(DType::i8, rows, cols);
+  std::memset(m.data(), value, std::size_t(rows * cols));
+  return m;
+}
+
+// The ends of the range: -128 x -128 (the largest product, and the value the +128 offset
+// maps to 0) and -128 x 127, summed over k = 131071 terms: +-2147467264 and -2130706432,
+// within 16384 of the int32 limits. Once in one KC block (the column-sum correction is
+// then that large) and once in the default blocks.
+TEST_P(PackedDot, Int8ExactAtTheEndsOfTheInt32Range) {
+  const std::int64_t m = 7, n = 19, k = 131071;
+  for (int b_value : {-128, 127})
+    for (std::int64_t kc : {std::int64_t(0), k + 1}) {
+      const Matrix a = filled_i8(m, k, -128), b = filled_i8(k, n, b_value);
+      Matrix c(DType::i32, m, n);
+      gemm(select_device("cpu"), Op::N, Op::N, 1.0, a, b, 0.0, c, options({{"KC", kc}}));
+      const double expected = double(k) * -128.0 * b_value;
+      ASSERT_LE(std::abs(expected), 2147483647.0);
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < n; ++j)
+          ASSERT_EQ(c.get(i, j), expected) << i << "," << j << " b=" << b_value << " KC=" << kc;
+    }
+}
+
+// Random int8 over the whole range (-128..127), every transpose, odd k (partial groups of 2
+// and 4), alpha / beta: exact against the reference (integer compute wraps modulo 2^32).
+TEST_P(PackedDot, Int8RandomFullRangeExact) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> dist(-128, 127);
+  for (Op oa : {Op::N, Op::T})
+    for (Op ob : {Op::N, Op::T})
+      for (std::int64_t k : {1, 3, 5, 66, 1027}) {
+        const std::int64_t m = 13, n = 41;
+        Matrix a(DType::i8, oa == Op::N ? m : k, oa == Op::N ? k : m);
+        Matrix b(DType::i8, ob == Op::N ? k : n, ob == Op::N ? n : k);
+        for (Matrix* x : {&a, &b})
+          for (std::int64_t i = 0; i < x->rows(); ++i)
+            for (std::int64_t j = 0; j < x->cols(); ++j) x->set(i, j, dist(rng));
+        Matrix c(DType::i32, m, n), expected(DType::i32, m, n);
+        for (std::int64_t i = 0; i < m; ++i)
+          for (std::int64_t j = 0; j < n; ++j) {
+            c.set(i, j, dist(rng));
+            expected.set(i, j, c.get(i, j));
+          }
+        gemm(select_device("cpu"), oa, ob, -3.0, a, b, 2.0, c, options({{"KC", 64}}));
+        reference_gemm(oa, ob, -3.0, a, b, 2.0, expected);
+        for (std::int64_t i = 0; i < m; ++i)
+          for (std::int64_t j = 0; j < n; ++j)
+            ASSERT_EQ(c.get(i, j), expected.get(i, j))
+                << i << "," << j << " k=" << k << " " << to_string(oa) << to_string(ob);
+      }
+}
+
+// bf16 -> f32: the reference multiplies the stored (bf16-rounded) inputs in float64; the
+// kernel's only error is its f32 accumulation, bounded by ~k ulps of sum |a| |b|.
+TEST_P(PackedDot, Bf16MatchesTheReferenceOfRoundedInputs) {
+  std::mt19937 rng(3);
+  std::normal_distribution<double> dist(0.0, 1.0);
+  for (std::int64_t k : {1, 2, 7, 515}) {
+    const std::int64_t m = 19, n = 70;
+    Matrix a(DType::bf16, m, k), b(DType::bf16, k, n);
+    for (Matrix* x : {&a, &b})
+      for (std::int64_t i = 0; i < x->rows(); ++i)
+        for (std::int64_t j = 0; j < x->cols(); ++j) x->set(i, j, dist(rng));
+    Matrix c(DType::f32, m, n), expected(DType::f64, m, n);
+    gemm(select_device("cpu"), Op::N, Op::N, 1.0, a, b, 0.0, c, options({{"KC", 128}}));
+    reference_gemm(Op::N, Op::N, 1.0, a, b, 0.0, expected);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        double abs_sum = 0;
+        for (std::int64_t p = 0; p < k; ++p) abs_sum += std::abs(a.get(i, p) * b.get(p, j));
+        const double bound = (double(k) + 2) * std::ldexp(1.0, -24) * abs_sum + 1e-30;
+        ASSERT_LE(std::abs(c.get(i, j) - expected.get(i, j)), bound) << i << "," << j << " k=" << k;
+      }
+  }
+}
+
+// The packed format each ISA uses: the dot-product formats exactly where the set has them.
+TEST_P(PackedDot, FormatFollowsTheMicroKernels) {
+  const Isa isa = GetParam();
+  using cpu::Format;
+  const Format bf16 = cpu::packed_format(isa, DType::bf16);
+  const Format i8 = cpu::packed_format(isa, DType::i8);
+  if (isa == Isa::generic) {
+    EXPECT_EQ(bf16, Format::bf16x2);
+    EXPECT_EQ(i8, Format::u8s8x4);
+  }
+  if (isa == Isa::avx2) {
+    EXPECT_EQ(bf16, Format::f32);
+    EXPECT_EQ(i8, Format::i16x2);
+  }
+  if (isa == Isa::avx512) {
+    EXPECT_EQ(bf16, cpu::cpu_has_avx512_bf16() ? Format::bf16x2 : Format::f32);
+    EXPECT_EQ(i8, cpu::cpu_has_avx512_vnni() ? Format::u8s8x4 : Format::i16x2);
+  }
+  EXPECT_EQ(cpu::packed_format(isa, DType::f64), Format::f64);
+  EXPECT_EQ(cpu::packed_format(isa, DType::i32), Format::u32);
+  EXPECT_EQ(cpu::packed_format(isa, DType::f16), Format::f32);
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, PackedDot, ::testing::ValuesIn(isas()), isa_name);
+
+}  // namespace
+}  // namespace kafel

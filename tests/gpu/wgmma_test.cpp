@@ -1,0 +1,130 @@
+// The Hopper (wgmma) rungs' registrations without a GPU: every role needs Cap::wgmma_sm90a, so
+// a GPU without it is refused before anything runs; configurations that exceed a block's shared
+// memory or were not compiled are refused by can_run. (Correctness runs in the ladder tests.)
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "core/backend.hpp"
+#include "core/registry.hpp"
+#include "cuda/wgmma.hpp"
+#include "kafel/error.hpp"
+
+namespace kafel {
+namespace {
+
+// A CUDA device as cuda_device.cpp describes an H100 (227 KiB of shared memory per block).
+Device fake_gpu(Caps caps) {
+  Device d;
+  d.id = "cuda:9";
+  d.backend = "cuda";
+  d.name = "test GPU";
+  d.is_gpu = true;
+  d.local_memory = 232448;
+  d.caps = caps;
+  return d;
+}
+
+// The choices checked here must not depend on a tuning database on the machine running them.
+class Wgmma : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const char* v = std::getenv("KAFEL_TUNE_DB")) old_ = v;
+    setenv("KAFEL_TUNE_DB", "off", 1);
+  }
+  void TearDown() override {
+    if (old_.empty())
+      unsetenv("KAFEL_TUNE_DB");
+    else
+      setenv("KAFEL_TUNE_DB", old_.c_str(), 1);
+  }
+
+ private:
+  std::string old_;
+};
+
+const GemmKernel& kernel(const std::string& name) {
+  for (const GemmKernel* k : all_gemm_kernels())
+    if (k->name == name) return *k;
+  throw InvalidArgument("no kernel " + name);
+}
+
+GemmDesc bf16_problem(double beta = 0.0) {
+  return {4096, 4096, 4096, Op::N, Op::N, 1.0, beta, GemmTypes::of(DType::bf16)};
+}
+
+TEST_F(Wgmma, EveryRoleNeedsTheHopperCapability) {
+  int found = 0;
+  for (const GemmKernel* k : all_gemm_kernels()) {
+    if (k->name.rfind("cuda.wgmma", 0) != 0) continue;
+    ++found;
+    ASSERT_FALSE(k->types.empty()) << k->name;
+    for (const TypeSupport& s : k->types)
+      EXPECT_TRUE(s.needs.has(Cap::wgmma_sm90a)) << k->name << " " << s.types.name();
+  }
+  EXPECT_GE(found, 2);
+}
+
+TEST_F(Wgmma, GpuWithoutWgmmaIsRefusedWithTheReason) {
+  const Device ampere = fake_gpu(Caps(Cap::fp64) | Cap::fp16 | Cap::mma_sm80);
+  for (const char* name : {"cuda.wgmma", "cuda.wgmma_ws"}) {
+    const GemmKernel& k = kernel(name);
+    const std::string why = k.can_run(ampere, bf16_problem(), k.params.defaults());
+    EXPECT_NE(why.find("needs"), std::string::npos) << why;
+    EXPECT_NE(why.find("sm_90a"), std::string::npos) << why;
+    EXPECT_THROW(choose_params_for(k, ampere, bf16_problem(), {}), Unsupported) << name;
+  }
+}
+
+TEST_F(Wgmma, DefaultsAndHeuristicFitAHopperBlock) {
+  const Device hopper = fake_gpu(Caps(Cap::fp64) | Cap::fp16 | Cap::mma_sm80 | Cap::wgmma_sm90a);
+  for (const GemmDesc& d :
+       {bf16_problem(), bf16_problem(0.5),
+        GemmDesc{8192, 8192, 1024, Op::T, Op::N, 1.0, 0.0, GemmTypes::of(DType::f16)}}) {
+    const GemmKernel& k = kernel("cuda.wgmma_ws");
+    const GemmChoice c = choose_params_for(k, hopper, d, {});
+    EXPECT_EQ(k.can_run(hopper, d, c.params), "") << d.shape() << " " << c.config();
+  }
+}
+
+TEST_F(Wgmma, SharedMemoryBeyondTheBlockLimitIsRefused) {
+  const Device hopper = fake_gpu(Caps(Cap::fp64) | Cap::fp16 | Cap::mma_sm80 | Cap::wgmma_sm90a);
+  const GemmKernel& k = kernel("cuda.wgmma_ws");
+  Params p = k.params.defaults();
+  p["STAGES"] = 4;
+  p["CSTORE"] = 1;  // the whole 64 KiB C tile staged next to 4 x 48 KiB slots
+  const std::string why = k.can_run(hopper, bf16_problem(), p);
+  EXPECT_NE(why.find("shared memory"), std::string::npos) << why;
+  p["CSTORE"] = 2;  // staged in two rounds: fits
+  EXPECT_EQ(k.can_run(hopper, bf16_problem(), p), "");
+  // With beta != 0, C is not staged at all, so the same parameters fit.
+  p["CSTORE"] = 1;
+  EXPECT_EQ(k.can_run(hopper, bf16_problem(0.5), p), "");
+}
+
+TEST_F(Wgmma, OnlyCompiledTilesAreAccepted) {
+  const GemmKernel& k = kernel("cuda.wgmma_ws");
+  Params p = k.params.defaults();
+  p["BM"] = 256;
+  p["BN"] = 256;
+  EXPECT_NE(k.params.check(p), "");
+  p["BN"] = 128;
+  EXPECT_EQ(k.params.check(p), "");
+}
+
+TEST_F(Wgmma, EightBitInputsNeedKMajorOperands) {
+  cuda::sm90::Options o;
+  EXPECT_NE(cuda::sm90::check_options(cuda::sm90::Input::e4m3, false, false, o), "");
+  EXPECT_NE(cuda::sm90::check_options(cuda::sm90::Input::i8, true, true, o), "");
+  EXPECT_EQ(cuda::sm90::check_options(cuda::sm90::Input::i8, false, true, o), "");
+  // 16-bit inputs take every layout.
+  EXPECT_EQ(cuda::sm90::check_options(cuda::sm90::Input::bf16, true, false, o), "");
+  o.kernel = 0;
+  o.bm = 256;
+  o.bn = 128;
+  EXPECT_NE(cuda::sm90::check_options(cuda::sm90::Input::bf16, false, false, o), "");
+}
+
+}  // namespace
+}  // namespace kafel
