@@ -118,14 +118,21 @@ struct CovBenchRecord {
   std::string params_source;
   bool baseline = false;  // a vendor library: its error is reported, not enforced
   std::string device, device_name;
-  std::int64_t channels = 0, samples = 0, ddof = 1;
+  std::int64_t channels = 0, samples = 0, ddof = 1, batch = 1;
   std::string layout;
+  std::string type = "f32";  // sample type
+  double flops = 0;          // CovDesc::flops() of the block (every batch)
   double median_ms = 0, best_ms = 0;
   double spread = 0;         // (p90 - p10) / median of the timed runs
   double floor_ms = 0;       // median of one plain read pass over the block on the device
   double copy_floor_ms = 0;  // one bare host->device copy of the block from pinned memory
   double e2e_ms = 0;         // copy in + kernel + result back, from pinned memory (streams)
   double gbs = 0;            // min_bytes / median
+  double gflops = 0;         // flops / median
+  // The compute floor: flops / the device's peak (SIMT f32; 0 when unknown), and which floor
+  // binds: "memory" (the read floor is the larger) or "compute".
+  double compute_floor_ms = 0;
+  std::string bound;
   int slots = 1, warmup = 0, reps = 0;
   bool verified = false;
   double rel_err = 0, e2e_rel_err = 0;

@@ -1,5 +1,5 @@
-// Covariance of C channels x N float32 samples on any device (numpy/MATLAB `cov` semantics).
-// Also the float64 two-pass reference (the oracle of every test) and the error measure.
+// Covariance (Hermitian for complex samples) of B x C channels x N samples on any device, with
+// numpy/MATLAB `cov` semantics; the float64 reference, the error measure, windows and forgetting.
 #pragma once
 
 #include <cstdint>
@@ -17,41 +17,78 @@ namespace kafel {
 // Planar: channel c, sample n at data[c*stride + n] (C x N, the article's layout).
 // Interleaved: at data[n*stride + c] (N x C, sample-major, as ADCs deliver).
 // SampleLayout { Planar, Interleaved } and parse_sample_layout are in kafel/types.hpp.
+//
+// Sample types: f32 (real), cf32 (DType::c64: interleaved re, im floats, numpy's <c8), and
+// complex integers ci8 / ci16 (interleaved re, im int8 / int16, as correlators deliver). Offsets
+// and strides count whole elements (one complex value is one element). The covariance of
+// complex samples is Hermitian: R = X X^H / (N - ddof), R_ij = sum_n x_i[n] conj(x_j[n]) / .. .
 
-// A block of float32 samples; stride 0 means tight (N for planar, C for interleaved).
+// True for the sample types covariance takes: f32, c64 (cf32), ci8, ci16.
+bool is_cov_sample_type(DType t);
+// "f32, cf32, ci8, ci16".
+std::string cov_sample_types_text();
+
+// B blocks (batch) of C channels x N samples of `type`; stride 0 means tight (N for planar, C
+// for interleaved); batch_stride 0 means tight blocks back to back (C*stride planar, N*stride
+// interleaved). Batches may overlap (sliding windows are a batch with batch_stride = hop).
 struct SamplesView {
-  const float* data = nullptr;
+  const void* data = nullptr;
   std::int64_t channels = 0;
   std::int64_t samples = 0;
   SampleLayout layout = SampleLayout::Planar;
   std::int64_t stride = 0;
+  DType type = DType::f32;
+  std::int64_t batch = 1;
+  std::int64_t batch_stride = 0;
 
   std::int64_t tight_stride() const {
     return stride ? stride : (layout == SampleLayout::Planar ? samples : channels);
   }
-  float at(std::int64_t c, std::int64_t n) const {
-    return layout == SampleLayout::Planar ? data[c * tight_stride() + n]
-                                          : data[n * tight_stride() + c];
+  std::int64_t tight_batch_stride() const {
+    return batch_stride ? batch_stride
+                        : tight_stride() * (layout == SampleLayout::Planar ? channels : samples);
   }
+  // Element offset of channel c, sample n of batch b.
+  std::int64_t offset(std::int64_t c, std::int64_t n, std::int64_t b = 0) const {
+    return b * tight_batch_stride() +
+           (layout == SampleLayout::Planar ? c * tight_stride() + n : n * tight_stride() + c);
+  }
+  // Real part (the value for real types) and imaginary part (0 for real types) widened to double.
+  double re(std::int64_t c, std::int64_t n, std::int64_t b = 0) const;
+  double im(std::int64_t c, std::int64_t n, std::int64_t b = 0) const;
 };
 
 // The operation, independent of where the samples live (what kernels, the choice, the stream
-// and the benchmark share).
+// and the benchmark share). Aggregate order kept: {channels, samples, layout, ddof, type, batch}.
 struct CovDesc {
   std::int64_t channels = 0, samples = 0;
   SampleLayout layout = SampleLayout::Planar;
   std::int64_t ddof = 1;
+  DType type = DType::f32;
+  std::int64_t batch = 1;
 
+  bool complex() const { return is_complex(type); }
+  bool integer() const { return type == DType::ci8 || type == DType::ci16; }
+  // Real lanes the kernels see: C for real samples, 2C for complex (re and im of each channel).
+  std::int64_t lanes() const { return complex() ? 2 * channels : channels; }
   std::int64_t pairs() const { return channels * (channels + 1) / 2; }
-  // One multiply-add per channel pair and sample (one triangle), plus the mean removal.
+  // Real multiply-adds x 2 of one triangle plus the mean removal, over every batch: a complex
+  // multiply-add is 4 real ones (8 flops), so complex costs 4x real at the same channel count.
   double flops() const {
-    return 2.0 * double(pairs()) * double(samples) + double(channels * samples);
+    const double per = complex() ? 8.0 : 2.0;
+    return double(batch) *
+           (per * double(pairs()) * double(samples) + double(lanes()) * double(samples));
   }
   // Fewest bytes a device must move: every sample read once.
-  double min_bytes() const { return 4.0 * double(channels) * double(samples); }
-  // "10x4194304 planar".
+  double min_bytes() const {
+    return double(batch) * double(channels) * double(samples) * double(dtype_size(type));
+  }
+  // Tight elements of all batches (channels x samples x batch).
+  std::int64_t elements() const { return batch * channels * samples; }
+  // "10x4194304 planar", "64x1048576 interleaved cf32", "1024 x 64x4096 planar cf32".
   std::string shape() const;
-  // Throws InvalidArgument for C < 1, N <= ddof, ddof < 0 or element counts that overflow.
+  // Throws InvalidArgument for C < 1, N <= ddof, ddof < 0, batch < 1, a type covariance does
+  // not take, or element counts that overflow.
   void validate() const;
 };
 
@@ -61,18 +98,37 @@ struct CovOptions {
   std::int64_t ddof = 1;  // divisor N - ddof (1: sample covariance, 0: population)
 };
 
+// Float64 results of every batch. For complex samples `cov` holds the real parts and `cov_im`
+// the imaginary parts of the Hermitian matrix (cov_im[i][j] = -cov_im[j][i], exactly 0 on the
+// diagonal); for real samples cov_im and mean_im are empty.
 struct CovResult {
-  std::int64_t channels = 0, samples = 0, ddof = 1;
-  std::vector<double> cov;     // C x C, row-major, full symmetric, float64
-  std::vector<float> cov_f32;  // the same rounded to float32
-  std::vector<double> mean;    // C channel means
+  std::int64_t channels = 0, samples = 0, ddof = 1, batch = 1;
+  DType type = DType::f32;
+  std::vector<double> cov;      // batch x C x C, row-major, full, float64 (real parts)
+  std::vector<double> cov_im;   // complex: imaginary parts, same layout; else empty
+  std::vector<float> cov_f32;   // real samples: cov rounded to float32; else empty
+  std::vector<double> mean;     // batch x C channel means (real parts)
+  std::vector<double> mean_im;  // complex: imaginary parts of the means
   std::string kernel;
   double kernel_ms = 0;          // the kernel alone (device events where the backend has them)
   double total_ms = 0;           // including transfers
   std::int64_t nan_entries = 0;  // entries of cov that are NaN (NaN in the data propagates)
 
-  double at(std::int64_t i, std::int64_t j) const { return cov[i * channels + j]; }
+  bool complex() const { return !cov_im.empty(); }
+  double at(std::int64_t i, std::int64_t j, std::int64_t b = 0) const {
+    return cov[(b * channels + i) * channels + j];
+  }
+  double imag_at(std::int64_t i, std::int64_t j, std::int64_t b = 0) const {
+    return cov_im.empty() ? 0.0 : cov_im[(b * channels + i) * channels + j];
+  }
+  // Batch b alone (a batch-1 result).
+  CovResult batch_result(std::int64_t b) const;
 };
+
+// The lower triangle of batch b packed row by row (entry (i, j), j <= i, at i*(i+1)/2 + j):
+// real parts, and imaginary parts in `im` when the result is complex.
+std::vector<double> lower_packed(const CovResult& r, std::int64_t b = 0,
+                                 std::vector<double>* im = nullptr);
 
 // The decision of choose_cov: which kernel, with which parameters, and why.
 struct CovChoice {
@@ -104,10 +160,12 @@ struct CovStreamOptions {
 };
 inline constexpr int kMaxCovDepth = 64;
 
-// Where blocks come from. fill(b, buf) writes block b (a tight block of the descriptor) into
-// buf and returns false when there is no block b. With `static_buffers`, fill is called only
-// for the first `depth` blocks and block b reuses buffer b % depth as it is (generators:
-// the data sits in pinned memory like an ADC's DMA buffers, no host copy per block).
+// Where blocks come from. fill(b, buf) writes block b (a tight block of the descriptor: every
+// batch, desc.min_bytes() bytes of desc.type; `buf` is float-typed storage aligned for any
+// sample type, reinterpret it for others) into buf and returns false when there is no block b. With
+// `static_buffers`, fill is called only for the first `depth` blocks and block b reuses buffer b %
+// depth as it is (generators: the data sits in pinned memory like an ADC's DMA buffers, no host
+// copy per block).
 struct CovBlockSource {
   std::function<bool(std::int64_t block, float* buf)> fill;
   bool static_buffers = false;
@@ -138,11 +196,68 @@ CovStreamStats run_cov_stream(const Device& device, const CovChoice& choice, con
                               const CovBlockSource& source, std::int64_t max_blocks,
                               const CovStreamOptions& opt, const CovResultHook& hook = {});
 
-// Float64 two-pass reference: means in double, then sums of centred products in double.
+// Float64 two-pass reference: means in double, then sums of centred products in double
+// (complex128 arithmetic for complex samples), every batch.
 CovResult reference_covariance(const SamplesView& samples, std::int64_t ddof = 1);
 
-// ||cov - ref||_F / ||ref||_F over the full matrices in float64 (NaN entries of both ignored
-// when they coincide; a NaN in one but not the other gives an infinite error).
+// ||cov - ref||_F / ||ref||_F over the full (complex) matrices of every batch in float64 (NaN
+// entries of both ignored when they coincide; a NaN in one but not the other gives an infinite
+// error).
 double cov_rel_err(const CovResult& cov, const CovResult& ref);
+
+// ---- windows, forgetting, forward-backward averaging ----------------------------------------
+
+// Forward-backward averaging for uniform linear arrays: R <- (R + J conj(R) J) / 2 with J the
+// exchange matrix, (J conj(R) J)_ij = conj(R_{C-1-i, C-1-j}); every batch. Means are averaged
+// the same way (m <- (m + J conj(m)) / 2).
+CovResult forward_backward(const CovResult& r);
+
+struct CovWindowOptions {
+  std::int64_t window = 0;  // samples per window; 0: one estimate per block (no windows)
+  std::int64_t hop = 0;     // samples between window starts; 0: = window (no overlap)
+  double forget = 0;        // lambda in [0, 1): R <- lambda R + (1 - lambda) R_new; 0: off
+  bool forward_backward = false;
+  // Throws InvalidArgument for window < 0, hop < 0 or > window, hop without window, lambda
+  // outside [0, 1).
+  void validate() const;
+};
+
+// Turns a stream of samples into covariance estimates: windows of `window` samples every `hop`
+// samples (each window from the float64 Chan merge of the moments of gcd(window, hop)-sample
+// segments, so every sample is read once however much the windows overlap), then exponential
+// forgetting over the estimates, then forward-backward averaging. Without windows each pushed
+// block is one estimate.
+class CovEstimator {
+ public:
+  // `desc`: channels, layout, type and ddof of the estimates; samples/batch are ignored.
+  CovEstimator(const CovDesc& desc, const CovWindowOptions& opt);
+  // Samples per segment the input must be cut into: gcd(window, hop) (0 without windows).
+  std::int64_t segment() const { return segment_; }
+  // Windowed: the segments' moments as one result with ddof 0, one batch per consecutive
+  // segment of segment() samples. Returns the estimates of every window that ends in them.
+  std::vector<CovResult> push_segments(const CovResult& segments);
+  // Not windowed: one block's covariance (batch 1); returns the estimate after forgetting/fb.
+  CovResult push_block(const CovResult& block);
+  std::int64_t estimates() const { return estimates_; }
+
+ private:
+  CovResult finish(CovResult r);
+  CovDesc desc_;
+  CovWindowOptions opt_;
+  std::int64_t segment_ = 0, per_window_ = 0, per_hop_ = 0;
+  std::int64_t seen_ = 0;        // segments pushed so far
+  std::vector<CovResult> ring_;  // the last per_window_ segments' moments (batch-1, ddof 0)
+  CovResult state_;              // forgetting state
+  std::int64_t estimates_ = 0;
+};
+
+// The windowed estimates of one run of samples (batch 1, any length >= window) on `device`:
+// its segments in one batched launch (batch_stride = segment), then CovEstimator; when the
+// segments would be shorter than 64 samples, the windows themselves in one batched launch
+// (batch_stride = hop). Samples after the last whole window are not used. Throws
+// InvalidArgument when the window exceeds the samples.
+std::vector<CovResult> covariance_windows(const Device& device, const SamplesView& samples,
+                                          const CovWindowOptions& windows,
+                                          const CovOptions& opt = {});
 
 }  // namespace kafel

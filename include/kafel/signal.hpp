@@ -34,4 +34,15 @@ void generate_random_signal(float* out, std::int64_t channels, std::int64_t samp
 void generate_signal(SignalKind kind, float* out, std::int64_t channels, std::int64_t samples,
                      SampleLayout layout, std::uint64_t seed = 1, std::int64_t stride = 0);
 
+// A tight block of any covariance sample type: `batch` blocks of C channels x N samples in
+// `layout`, back to back. f32 is generate_signal (batch b with seed + b, the seed signal
+// continuing at sample b*N). Complex types pair the lanes of the real 2C-channel signal
+// (channel c = lane 2c + i lane 2c+1), so the offset kind is (1e4 + noise) + i(1e4 + noise).
+// Integer types quantise, clamped to their range: random round(s x) with s = 20 (ci8) or 2000
+// (ci16); offset round(m + s x / 2) with m = 100 (ci8) or 10000 (ci16) and x ~ N(0, 1); seed
+// round(s x / 4) of the article's signal.
+void generate_samples(SignalKind kind, DType type, void* out, std::int64_t channels,
+                      std::int64_t samples, SampleLayout layout, std::uint64_t seed = 1,
+                      std::int64_t batch = 1);
+
 }  // namespace kafel

@@ -216,12 +216,13 @@ class CovEngine {
     const std::int64_t inner = planar ? s.samples : s.channels;
     if (s.layout == layout) {
       for (std::int64_t r = 0; r < outer; ++r)
-        std::memcpy(out + r * inner, s.data + r * s.tight_stride(), std::size_t(inner) * 4);
+        std::memcpy(out + r * inner, static_cast<const float*>(s.data) + r * s.tight_stride(),
+                    std::size_t(inner) * 4);
       return;
     }
     for (std::int64_t r = 0; r < outer; ++r)
       for (std::int64_t i = 0; i < inner; ++i)
-        out[r * inner + i] = planar ? s.at(r, i) : s.at(i, r);
+        out[r * inner + i] = static_cast<float>(planar ? s.re(r, i) : s.re(i, r));
   }
 
   Device device_;

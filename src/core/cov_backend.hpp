@@ -17,25 +17,55 @@ namespace kafel {
 
 // CovDesc (the operation) and CovChoice are public: kafel/cov.hpp.
 
-// Samples as kernels see them: host memory, desc.layout, stride >= N (planar) or >= C.
+// Samples as kernels see them: host memory, desc.layout and desc.type, stride >= N (planar) or
+// >= C, batch b at data + b * batch_stride elements (0: tight blocks back to back).
 struct CovArgs {
   CovDesc desc;
-  const float* data = nullptr;
+  const void* data = nullptr;
   std::int64_t stride = 0;
+  std::int64_t batch_stride = 0;
+
+  SamplesView view() const {
+    return {data,   desc.channels, desc.samples, desc.layout,
+            stride, desc.type,     desc.batch,   batch_stride};
+  }
+  const float* f32() const { return static_cast<const float*>(data); }
 };
 
-// What a kernel returns before the divisor: channel means and the centred co-moments
-// M_ij = sum_n (x_in - mean_i)(x_jn - mean_j), C x C row-major, both triangles filled.
+// Where kernels find real lane k (k < desc.lanes(): channel k for real samples, re / im of
+// channel k/2 for complex ones), sample n of batch b: offset(k, n, b) components (floats,
+// int8 or int16) from the data pointer.
+struct LaneAddressing {
+  std::int64_t channel_step = 0, sample_step = 0, batch_step = 0;
+  int comps = 1;  // 1: real, 2: complex (re, im interleaved)
+  std::int64_t offset(std::int64_t k, std::int64_t n, std::int64_t b = 0) const {
+    return b * batch_step + (k / comps) * channel_step + (k % comps) + n * sample_step;
+  }
+};
+LaneAddressing lane_addressing(const CovArgs& args);
+
+// What a kernel returns before the divisor, for every batch b: channel means and the centred
+// co-moments M_ij = sum_n (x_in - mean_i) conj(x_jn - mean_j), C x C row-major per batch, both
+// triangles filled (the upper one conjugated). Imaginary parts only for complex samples.
 struct CovMoments {
-  std::vector<double> mean;
-  std::vector<double> comoment;
+  std::vector<double> mean, mean_im;          // batch x C
+  std::vector<double> comoment, comoment_im;  // batch x C x C
+  // Sized and zeroed for `desc` (imaginary parts only when complex).
+  void reset(const CovDesc& desc);
 };
 
 // Kernels that accumulate around a per-channel pilot p (sums S_i = sum(x_i - p_i) and
 // Q_ij = sum (x_i - p_i)(x_j - p_j), lower triangle packed row by row: index i*(i+1)/2 + j)
-// convert with this: mean = p + S/N, M = Q - S S^T / N.
+// convert with this: mean = p + S/N, M = Q - S S^T / N. (Real samples, one batch.)
 void moments_from_shifted(std::int64_t channels, std::int64_t samples, const double* pilot,
                           const double* sum, const double* q_packed, CovMoments& out);
+
+// The same per batch in lane space (any sample type): pilot, S and packed Q over the
+// desc.lanes() real lanes of batch b; complex channels are assembled from their re/im lanes
+// (Re R_ij = M(2i,2j) + M(2i+1,2j+1), Im R_ij = M(2i+1,2j) - M(2i,2j+1)). `out` must have
+// been reset for desc.
+void moments_from_lanes(const CovDesc& desc, std::int64_t b, const double* pilot, const double* sum,
+                        const double* q_packed, CovMoments& out);
 
 // The pilot every one-pass kernel shifts by: the float mean of channel c's first
 // min(N, kPilotSamples) samples, summed in order in float. Deterministic, so a GPU work-group
@@ -43,6 +73,9 @@ void moments_from_shifted(std::int64_t channels, std::int64_t samples, const dou
 inline constexpr std::int64_t kPilotSamples = 32;
 float pilot_value(const float* data, std::int64_t stride, SampleLayout layout, std::int64_t c,
                   std::int64_t samples);
+// The same for lane k of batch b of any float sample type; 0 for integer samples (their sums
+// are exact, nothing to shift).
+float lane_pilot(const CovArgs& args, std::int64_t k, std::int64_t b = 0);
 
 // Several blocks in flight (GPU: pinned host buffers, one stream each, copies overlapping
 // compute). Buffers are tight blocks of the plan's descriptor.
@@ -84,9 +117,18 @@ class CovPlan {
 struct CovKernel : CovKernelInfo {
   // Throws Unsupported when the kernel cannot do this shape (and says why).
   std::function<std::unique_ptr<CovPlan>(const Device&, const CovDesc&, const Params&)> make_plan;
-  // Rank when the user names no kernel: the highest positive one whose channel limit admits
-  // the shape wins; 0 = never chosen by default.
+  // "" when the kernel can do `desc` on `device` with `params`, else why not; checked before a
+  // plan is made (sample type and max_channels are checked by the framework already). Null:
+  // anything within those limits.
+  std::function<std::string(const Device&, const CovDesc&, const Params&)> can_implement;
+  // Rank when the user names no kernel: the highest positive one that takes the sample type,
+  // whose channel limit admits the shape and whose can_implement agrees wins; 0 = never chosen
+  // by default (baselines, kernels not yet verified on hardware).
   int preference = 0;
+  // The default only from this many real lanes on (desc.lanes(): 2C for complex samples): the
+  // channel-count crossover between a one-pass register kernel and a tiled one. Named
+  // explicitly, the kernel runs any lane count (the bench measures both sides).
+  std::int64_t min_default_lanes = 0;
 };
 
 // The kernels of a device's backend in ladder order, and lookup by name (InvalidArgument lists
@@ -94,15 +136,22 @@ struct CovKernel : CovKernelInfo {
 const std::vector<CovKernel>& cov_kernels_for(const Device& device);
 const CovKernel& find_cov_kernel(const Device& device, const std::string& name);
 
-// Kernel "<prefix>.syrk": pilot-shifted chunks of the samples multiplied with the device's
-// GEMM (Y Y^T, op T) and accumulated in float64 on the host. Any channel count; meant for
-// hundreds of channels, where covariance is a compute-bound SYRK.
+// Kernel "<prefix>.syrk", a baseline: pilot-shifted chunks of the samples multiplied with the
+// device's public gemm() (Y Y^T, op T, full square, a plan per chunk) and accumulated in float64
+// on the host; real f32 samples, batch 1. Kept to show what the tiled kernels replaced.
 CovKernel make_syrk_cov_kernel(const std::string& prefix);
 
 // The float64 two-pass oracle (behind reference_covariance and cpu.reference), multi-threaded.
 void reference_moments(const CovArgs& args, CovMoments& out);
 
-// Divides, mirrors and rounds: CovMoments -> CovResult (counts NaN entries).
+// The descriptor of a view (its channels, samples, layout, type and batch) with `ddof`.
+CovDesc desc_of(const SamplesView& s, std::int64_t ddof);
+
+// "" when `k` takes desc.type, admits desc.channels and its can_implement agrees, else why not.
+std::string cov_kernel_limits(const CovKernel& k, const Device& device, const CovDesc& desc,
+                              const Params& params);
+
+// Divides, mirrors (conjugating) and rounds: CovMoments -> CovResult (counts NaN entries).
 CovResult finalize_cov(const CovDesc& desc, const CovMoments& m);
 
 // A synchronous stream over any plan (host buffers, load + run + fetch per block).

@@ -41,6 +41,13 @@ void check_view(const SamplesView& s) {
 
 CovBenchRecord base_record(const Device& dev, const CovDesc& d) {
   CovBenchRecord r;
+  r.type = std::string(to_string(d.type));
+  r.batch = d.batch;
+  r.flops = d.flops();
+  // The compute floor: the flops at the device's SIMT f32 peak (integer samples too: their
+  // kernels run at about the same rate); 0 when the peak is unknown.
+  const double peak = dev.peak_gflops_f32;
+  r.compute_floor_ms = peak > 0 ? d.flops() / (peak * 1e6) : 0;
   r.device = dev.id;
   r.device_name = dev.name;
   r.channels = d.channels;
@@ -53,7 +60,7 @@ CovBenchRecord base_record(const Device& dev, const CovDesc& d) {
 void set_failed(CovBenchRecord& r, const std::string& why) {
   r.status = "failed";
   r.error = why;
-  r.median_ms = r.best_ms = r.spread = r.floor_ms = r.e2e_ms = r.gbs = 0;
+  r.median_ms = r.best_ms = r.spread = r.floor_ms = r.e2e_ms = r.gbs = r.gflops = 0;
 }
 
 // The plan's samples on the device: host kernels read in place, devices hold `slots` copies.
@@ -108,12 +115,18 @@ void timed_runs(CovPlan& plan, const CovBenchOptions& o, double first_ms, CovBen
   r.floor_ms = median(f);
 }
 
-// The samples as one tight block (what a stream buffer holds).
-void copy_tight(const SamplesView& s, float* dst) {
+// The samples as one tight block of every batch (what a stream buffer holds).
+void copy_tight(const SamplesView& s, void* dst) {
   const std::int64_t lines = s.layout == SampleLayout::Planar ? s.channels : s.samples;
   const std::int64_t len = s.layout == SampleLayout::Planar ? s.samples : s.channels;
-  for (std::int64_t l = 0; l < lines; ++l)
-    std::memcpy(dst + l * len, s.data + l * s.tight_stride(), std::size_t(len) * sizeof(float));
+  const auto es = static_cast<std::int64_t>(dtype_size(s.type));
+  auto* out = static_cast<char*>(dst);
+  const auto* in = static_cast<const char*>(s.data);
+  for (std::int64_t b = 0; b < s.batch; ++b)
+    for (std::int64_t l = 0; l < lines; ++l)
+      std::memcpy(out + ((b * lines + l) * len) * es,
+                  in + (b * s.tight_batch_stride() + l * s.tight_stride()) * es,
+                  std::size_t(len * es));
 }
 
 // Copy in + kernel + result back for one block from pinned memory, where the plan streams.
@@ -145,7 +158,7 @@ void measure(const Device& dev, const CovKernel& k, const CovChoice& choice, con
   check_fits(dev, d, r.slots);
   auto plan = k.make_plan(dev, d, choice.params);
   r.timer = plan->timer();
-  plan->load(CovArgs{d, s.data, s.tight_stride()}, r.slots);
+  plan->load(CovArgs{d, s.data, s.tight_stride(), s.tight_batch_stride()}, r.slots);
   double first_ms = 0;
   if (!verified_run(*plan, d, ref, o, r, first_ms)) return;
   timed_runs(*plan, o, first_ms, r);
@@ -157,6 +170,8 @@ void measure(const Device& dev, const CovKernel& k, const CovChoice& choice, con
   }
   r.copy_floor_ms = plan->copy_floor_ms();
   r.gbs = r.median_ms > 0 ? d.min_bytes() / (r.median_ms * 1e6) : 0;
+  r.gflops = r.median_ms > 0 ? d.flops() / (r.median_ms * 1e6) : 0;
+  r.bound = r.compute_floor_ms > r.floor_ms ? "compute" : "memory";
   r.status = "ok";
   end_to_end(*plan, d, s, ref, o, r);
   if (!r.verified)
@@ -169,7 +184,7 @@ void measure(const Device& dev, const CovKernel& k, const CovChoice& choice, con
 CovBenchRecord bench_cov(const Device& device, const std::string& kernel,
                          const SamplesView& samples, const CovBenchOptions& opt) {
   check_options(opt);
-  const CovDesc desc{samples.channels, samples.samples, samples.layout, opt.ddof};
+  const CovDesc desc = desc_of(samples, opt.ddof);
   desc.validate();
   check_view(samples);
   CovBenchRecord r = base_record(device, desc);

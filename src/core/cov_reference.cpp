@@ -1,5 +1,6 @@
 // The covariance oracle, float64 two-pass (means, then centred products: numpy.cov's
-// arithmetic) over sample ranges on the host thread pool. Owned by core: every test trusts it.
+// arithmetic) over sample ranges on the host thread pool, any sample type and batch. Owned by
+// core: every test trusts it.
 #include <algorithm>
 #include <chrono>
 #include <vector>
@@ -19,87 +20,102 @@ int part_count(std::int64_t samples) {
   return static_cast<int>(std::clamp<std::int64_t>(samples / 65536, 1, default_threads()));
 }
 
-// fn(part, tid, begin, end) for every part of [0, samples) on the thread pool.
-template <class Fn>
-void split(std::int64_t samples, int parts, Fn fn) {
-  parallel_parts(parts, parts, [&](int part, int tid) {
-    fn(part, tid, samples * part / parts, samples * (part + 1) / parts);
-  });
-}
+// Lane k, sample n of one batch as double (lane addressing: re and im are lanes of their own).
+struct Lanes {
+  const void* data;
+  DType type;
+  LaneAddressing at;
+  std::int64_t b;
+  double operator()(std::int64_t k, std::int64_t n) const {
+    const std::int64_t i = at.offset(k, n, b);
+    switch (type) {
+      case DType::ci8:
+        return static_cast<const std::int8_t*>(data)[i];
+      case DType::ci16:
+        return static_cast<const std::int16_t*>(data)[i];
+      default:
+        return static_cast<const float*>(data)[i];
+    }
+  }
+};
 
-// Channel sums over [b, e) in double, eight independent accumulators (the order is fixed).
-void add_sums(const SamplesView& v, std::int64_t b, std::int64_t e, double* sum) {
-  for (std::int64_t c = 0; c < v.channels; ++c) {
+// Lane sums over [b, e) in double, eight independent accumulators (the order is fixed).
+void add_sums(const Lanes& x, std::int64_t lanes, std::int64_t b, std::int64_t e, double* sum) {
+  for (std::int64_t k = 0; k < lanes; ++k) {
     double acc[8] = {};
     std::int64_t n = b;
     for (; n + 8 <= e; n += 8)
-      for (int l = 0; l < 8; ++l) acc[l] += v.at(c, n + l);
-    for (; n < e; ++n) acc[0] += v.at(c, n);
-    for (int l = 0; l < 8; ++l) sum[c] += acc[l];
+      for (int l = 0; l < 8; ++l) acc[l] += x(k, n + l);
+    for (; n < e; ++n) acc[0] += x(k, n);
+    for (int l = 0; l < 8; ++l) sum[k] += acc[l];
   }
 }
 
-// Centred products over [b, e): blocks of samples centred into double scratch d (channels x
-// kBlock), then dots.
-void add_products(const SamplesView& v, const double* mean, std::int64_t b, std::int64_t e,
-                  double* d, double* m) {
-  const std::int64_t c = v.channels;
+// Centred lane products over [b, e): blocks of samples centred into double scratch d
+// (lanes x kBlock), then dots; m is the lanes x lanes lower triangle (row-major).
+void add_products(const Lanes& x, std::int64_t lanes, const double* mean, std::int64_t b,
+                  std::int64_t e, double* d, double* m) {
   for (std::int64_t n0 = b; n0 < e; n0 += kBlock) {
     const std::int64_t len = std::min(kBlock, e - n0);
-    for (std::int64_t ch = 0; ch < c; ++ch)
-      for (std::int64_t s = 0; s < len; ++s)
-        d[ch * kBlock + s] = double(v.at(ch, n0 + s)) - mean[ch];
-    for (std::int64_t i = 0; i < c; ++i)
+    for (std::int64_t k = 0; k < lanes; ++k)
+      for (std::int64_t s = 0; s < len; ++s) d[k * kBlock + s] = x(k, n0 + s) - mean[k];
+    for (std::int64_t i = 0; i < lanes; ++i)
       for (std::int64_t j = 0; j <= i; ++j) {
-        const double* x = &d[i * kBlock];
-        const double* y = &d[j * kBlock];
+        const double* u = &d[i * kBlock];
+        const double* v = &d[j * kBlock];
         double acc[8] = {};
         std::int64_t s = 0;
         for (; s + 8 <= len; s += 8)
-          for (int l = 0; l < 8; ++l) acc[l] += x[s + l] * y[s + l];
-        for (; s < len; ++s) acc[0] += x[s] * y[s];
-        m[i * c + j] +=
+          for (int l = 0; l < 8; ++l) acc[l] += u[s + l] * v[s + l];
+        for (; s < len; ++s) acc[0] += u[s] * v[s];
+        m[i * lanes + j] +=
             ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
       }
   }
 }
 
+// One batch: pass 1 sums the lanes per range; pass 2 takes centred products around the exact
+// means, so the ranges' partial co-moments simply add.
+void batch_moments(const CovArgs& a, std::int64_t batch, CovMoments& out) {
+  const Lanes x{a.data, a.desc.type, lane_addressing(a), batch};
+  const std::int64_t lanes = a.desc.lanes(), n = a.desc.samples;
+  const auto k = static_cast<std::size_t>(lanes);
+  const int t = part_count(n);
+  // Scratch is allocated here, per thread: pool jobs must not throw (bad_alloc included).
+  std::vector<std::vector<double>> sums(t, std::vector<double>(k)),
+      moms(t, std::vector<double>(k * k)), scratch(t, std::vector<double>(k * kBlock));
+  parallel_parts(
+      t, t, [&](int i, int) { add_sums(x, lanes, n * i / t, n * (i + 1) / t, sums[i].data()); });
+  std::vector<double> mean(k, 0.0);
+  for (std::size_t l = 0; l < k; ++l) {
+    for (int i = 0; i < t; ++i) mean[l] += sums[i][l];
+    mean[l] /= static_cast<double>(n);
+  }
+  parallel_parts(t, t, [&](int i, int tid) {
+    add_products(x, lanes, mean.data(), n * i / t, n * (i + 1) / t, scratch[tid].data(),
+                 moms[i].data());
+  });
+  std::vector<double> packed(k * (k + 1) / 2, 0.0), zero(k, 0.0);
+  for (std::size_t i = 0; i < k; ++i)
+    for (std::size_t j = 0; j <= i; ++j)
+      for (int p = 0; p < t; ++p) packed[i * (i + 1) / 2 + j] += moms[p][i * k + j];
+  // Centred around the exact means: the lane sums are zero, the means are the pilots.
+  moments_from_lanes(a.desc, batch, mean.data(), zero.data(), packed.data(), out);
+}
+
 }  // namespace
 
-// Pass 1 sums the channels per range; pass 2 takes centred products around the exact means,
-// so the ranges' partial co-moments simply add.
 void reference_moments(const CovArgs& a, CovMoments& out) {
-  const SamplesView v{a.data, a.desc.channels, a.desc.samples, a.desc.layout, a.stride};
-  const auto c = static_cast<std::size_t>(v.channels);
-  const int t = part_count(v.samples);
-  // Scratch is allocated here, per thread: pool jobs must not throw (bad_alloc included).
-  std::vector<std::vector<double>> sums(t, std::vector<double>(c)),
-      moms(t, std::vector<double>(c * c)), scratch(t, std::vector<double>(c * kBlock));
-  split(v.samples, t,
-        [&](int i, int, std::int64_t b, std::int64_t e) { add_sums(v, b, e, sums[i].data()); });
-  out.mean.assign(c, 0.0);
-  for (std::size_t ch = 0; ch < c; ++ch) {
-    for (int i = 0; i < t; ++i) out.mean[ch] += sums[i][ch];
-    out.mean[ch] /= static_cast<double>(v.samples);
-  }
-  split(v.samples, t, [&](int i, int tid, std::int64_t b, std::int64_t e) {
-    add_products(v, out.mean.data(), b, e, scratch[tid].data(), moms[i].data());
-  });
-  out.comoment.assign(c * c, 0.0);
-  for (std::size_t i = 0; i < c; ++i)
-    for (std::size_t j = 0; j <= i; ++j) {
-      double s = 0;
-      for (int k = 0; k < t; ++k) s += moms[k][i * c + j];
-      out.comoment[i * c + j] = out.comoment[j * c + i] = s;
-    }
+  out.reset(a.desc);
+  for (std::int64_t b = 0; b < a.desc.batch; ++b) batch_moments(a, b, out);
 }
 
 CovResult reference_covariance(const SamplesView& s, std::int64_t ddof) {
-  const CovDesc desc{s.channels, s.samples, s.layout, ddof};
+  const CovDesc desc = desc_of(s, ddof);
   desc.validate();
   if (s.data == nullptr) throw InvalidArgument("reference_covariance: null sample pointer");
   CovMoments m;
-  reference_moments(CovArgs{desc, s.data, s.tight_stride()}, m);
+  reference_moments(CovArgs{desc, s.data, s.tight_stride(), s.tight_batch_stride()}, m);
   CovResult r = finalize_cov(desc, m);
   r.kernel = "cpu.reference";
   return r;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <thread>
 
 #include "core/registry.hpp"
@@ -47,8 +48,7 @@ void check_stream_memory(const Device& device, const CovDesc& desc, int depth) {
 // first), so the pass also leaves them as the timed loop will find them.
 void warm_up(CovStream& stream, const CovDesc& desc, CovMoments& m) {
   for (int i = 0; i < stream.depth(); ++i) {
-    float* buf = stream.buffer(i);
-    std::fill_n(buf, desc.channels * desc.samples, 0.0f);
+    std::memset(stream.buffer(i), 0, static_cast<std::size_t>(desc.min_bytes()));
     stream.submit(i);
     stream.wait(i, m);
   }

@@ -1,5 +1,5 @@
-// The SYRK path for many channels, on any backend: pilot-shifted chunks Y (C x chunk) go
-// through the device's GEMM as Y * Y^T (op T), and the chunk products add up in float64.
+// The old SYRK path, now a baseline on every backend: pilot-shifted chunks Y (C x chunk) go
+// through the device's public gemm() as Y * Y^T (op T), and the chunk products add up in float64.
 #include <algorithm>
 #include <chrono>
 #include <vector>
@@ -12,6 +12,10 @@
 namespace kafel {
 
 namespace {
+
+std::string k_name_batch(const CovDesc& d) {
+  return "the syrk baseline takes one block (batch " + std::to_string(d.batch) + ")";
+}
 
 class SyrkPlan : public CovPlan {
  public:
@@ -35,10 +39,9 @@ double SyrkPlan::run(int) {
   const auto t0 = std::chrono::steady_clock::now();
   const CovDesc& d = args_.desc;
   const std::int64_t C = d.channels, N = d.samples;
-  const SamplesView v{args_.data, C, N, d.layout, args_.stride};
+  const SamplesView v = args_.view();
   std::vector<double> pilot(C), sum(C, 0.0), packed(static_cast<std::size_t>(d.pairs()), 0.0);
-  for (std::int64_t c = 0; c < C; ++c)
-    pilot[c] = pilot_value(args_.data, args_.stride, d.layout, c, N);
+  for (std::int64_t c = 0; c < C; ++c) pilot[c] = lane_pilot(args_, c);
   const std::int64_t len_max = std::min(chunk_, N);
   Matrix y(DType::f32, C, len_max), q(DType::f32, C, C);
   GemmOptions opt;
@@ -49,7 +52,7 @@ double SyrkPlan::run(int) {
       const auto p = static_cast<float>(pilot[c]);
       double s = 0;
       for (std::int64_t k = 0; k < len; ++k) {
-        const float val = v.at(c, n0 + k) - p;
+        const float val = static_cast<float>(v.re(c, n0 + k)) - p;
         y.at<float>(c, k) = val;
         s += val;
       }
@@ -70,9 +73,15 @@ double SyrkPlan::run(int) {
 CovKernel make_syrk_cov_kernel(const std::string& prefix) {
   CovKernel k;
   k.name = prefix + ".syrk";
-  k.summary = "many channels: pilot-shifted chunks through the device's GEMM (Y*Y^T), float64 sums";
-  k.rung = 90;  // after the one-pass rungs
+  k.summary =
+      "baseline: pilot-shifted chunks through the device's public gemm() (Y*Y^T, full square, a "
+      "plan per chunk), float64 sums";
+  k.rung = 90;  // after the one-pass and tiled rungs
+  k.baseline = true;
   k.sample_types = {DType::f32};
+  k.can_implement = [](const Device&, const CovDesc& d, const Params&) -> std::string {
+    return d.batch == 1 ? "" : k_name_batch(d);
+  };
   k.params.params = {param("CHUNK", 512, {256, 512, 1024, 4096}, 1, 1 << 24,
                            "samples per GEMM (its float sums are this long)")};
   k.make_plan = [](const Device& dev, const CovDesc&, const Params& p) -> std::unique_ptr<CovPlan> {

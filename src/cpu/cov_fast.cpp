@@ -73,47 +73,150 @@ Worker choose_worker(Isa isa) {
   return w;
 }
 
-void fast_moments(const CovArgs& a, const Worker& w, int threads, std::int64_t block,
-                  std::int64_t prefetch_blocks, bool direct, CovMoments& out) {
-  const std::int64_t C = a.desc.channels, N = a.desc.samples;
-  const std::int64_t P = (C + w.tile - 1) / w.tile * w.tile;
-  std::vector<float> pilot(static_cast<std::size_t>(C));
-  for (std::int64_t c = 0; c < C; ++c)
-    pilot[c] = pilot_value(a.data, a.stride, a.desc.layout, c, N);
-  Job job{a.data,
-          a.stride,
-          C,
-          P,
-          a.desc.layout == SampleLayout::Planar,
-          pilot.data(),
-          block > 0 ? (block + w.lanes - 1) / w.lanes * w.lanes : default_block(P, w.lanes),
-          prefetch_blocks,
-          direct};
-  if (threads <= 0) threads = default_threads();
-  threads = static_cast<int>(std::clamp<std::int64_t>(N / 4096, 1, threads));
+namespace {
 
-  // One sample range (and one partial result) per thread; the ranges are claimed on the pool,
-  // so a late worker only shifts ranges to the others and the merge order stays the same.
-  std::vector<Scratch> scratch;
-  std::vector<std::vector<double>> sums(threads, std::vector<double>(C)),
-      qs(threads, std::vector<double>(P * P));
-  job.ld = job.block + 16;
-  for (int t = 0; t < threads; ++t) scratch.push_back(zeroed_scratch(P * job.ld));
-  parallel_parts(threads, threads, [&](int part, int tid) {
-    // Ranges start on multiples of 16 samples so vector loads stay on the same alignment.
-    const std::int64_t b = N * part / threads / 16 * 16;
-    const std::int64_t e = part + 1 == threads ? N : N * (part + 1) / threads / 16 * 16;
-    w.fn(job, b, e, scratch[tid].get(), sums[part].data(), qs[part].data());
-  });
+// The lanes' job for batch b (data pointer moved to the batch, fill mode from type/layout).
+Job make_job(const CovArgs& a, const Worker& w, const RunOptions& o, std::int64_t b,
+             const float* pilot) {
+  const LaneAddressing at = lane_addressing(a);
+  const std::int64_t K = a.desc.lanes();
+  Job j;
+  const std::size_t comp = a.desc.type == DType::ci8 ? 1 : a.desc.type == DType::ci16 ? 2 : 4;
+  j.data = static_cast<const char*>(a.data) + std::size_t(b * at.batch_step) * comp;
+  j.channel_step = at.channel_step;
+  j.sample_step = at.sample_step;
+  j.comps = at.comps;
+  const bool planar = a.desc.layout == SampleLayout::Planar;
+  j.mode = a.desc.type == DType::ci8 ? FillMode::any_i8
+           : !planar                 ? FillMode::lanes_f32
+           : a.desc.complex()        ? FillMode::pairs_f32
+                                     : FillMode::rows_f32;
+  j.channels = K;
+  j.padded = (K + w.tile - 1) / w.tile * w.tile;
+  j.pilot = pilot;
+  j.block =
+      o.block > 0 ? (o.block + w.lanes - 1) / w.lanes * w.lanes : default_block(j.padded, w.lanes);
+  // int8 products (|p| <= 2^14) summed in float stay exact integers while a block's sums stay
+  // below 2^24: at most 1024 samples per block.
+  if (j.mode == FillMode::any_i8) j.block = std::min<std::int64_t>(j.block, 1024);
+  j.prefetch_blocks = o.prefetch_blocks;
+  j.direct = o.direct;
+  j.ld = j.block + 16;
+  j.panel = o.panel;
+  return j;
+}
 
-  std::vector<double> sum(C, 0.0), packed(static_cast<std::size_t>(C * (C + 1) / 2), 0.0);
-  for (int t = 0; t < threads; ++t) {
-    for (std::int64_t c = 0; c < C; ++c) sum[c] += sums[t][c];
-    for (std::int64_t i = 0; i < C; ++i)
-      for (std::int64_t j = 0; j <= i; ++j) packed[i * (i + 1) / 2 + j] += qs[t][i * P + j];
+// Exact sums of ci16 lanes over [n0, n1): products of 16-bit integers (|p| <= 2^30) in int64.
+void int16_range(const Job& j, std::int64_t n0, std::int64_t n1, std::int32_t* y, std::int64_t* sum,
+                 std::int64_t* q) {
+  constexpr std::int64_t kB = 256;
+  const std::int64_t K = j.channels;
+  const auto* x = static_cast<const std::int16_t*>(j.data);
+  for (std::int64_t n = n0; n < n1; n += kB) {
+    const std::int64_t len = std::min(kB, n1 - n);
+    for (std::int64_t k = 0; k < K; ++k) {
+      std::int64_t s = 0;
+      for (std::int64_t t = 0; t < len; ++t) s += (y[k * kB + t] = x[j.offset(k, n + t)]);
+      sum[k] += s;
+    }
+    for (std::int64_t i = 0; i < K; ++i)
+      for (std::int64_t l = 0; l <= i; ++l) {
+        const std::int32_t* u = y + i * kB;
+        const std::int32_t* v = y + l * kB;
+        std::int64_t acc = 0;
+        for (std::int64_t t = 0; t < len; ++t) acc += std::int64_t(u[t]) * v[t];
+        q[i * K + l] += acc;
+      }
   }
-  std::vector<double> pilot_d(pilot.begin(), pilot.end());
-  moments_from_shifted(C, N, pilot_d.data(), sum.data(), packed.data(), out);
+}
+
+// Partial results of one (batch, sample range) part: lane sums and the P x P lower tiles.
+template <class Acc>
+struct Partial {
+  std::vector<Acc> sum, q;
+};
+
+}  // namespace
+
+void fast_moments(const CovArgs& a, const Worker& w, const RunOptions& o, CovMoments& out) {
+  const CovDesc& d = a.desc;
+  const std::int64_t K = d.lanes(), N = d.samples, nb = d.batch;
+  const bool ints = d.type == DType::ci16;
+  const std::int64_t P = ints ? K : (K + w.tile - 1) / w.tile * w.tile;
+  std::vector<float> pilot(static_cast<std::size_t>(nb * K));
+  for (std::int64_t b = 0; b < nb; ++b)
+    for (std::int64_t k = 0; k < K; ++k) pilot[b * K + k] = lane_pilot(a, k, b);
+  int threads = o.threads > 0 ? o.threads : default_threads();
+  // Ranges per batch: enough to keep every thread busy, none shorter than 4096 samples.
+  const std::int64_t per_batch =
+      nb >= threads ? 1 : std::clamp<std::int64_t>(N / 4096, 1, (threads + nb - 1) / nb);
+  const std::int64_t parts = nb * per_batch;
+  threads = static_cast<int>(std::min<std::int64_t>(threads, parts));
+
+  // Per thread: scratch rows and, when a batch is one part, its partial (converted at once).
+  std::vector<Scratch> scratch;
+  std::vector<std::vector<std::int32_t>> iscratch(threads);
+  const std::int64_t block = make_job(a, w, o, 0, pilot.data()).block;
+  for (int t = 0; t < threads; ++t) {
+    if (ints)
+      iscratch[t].resize(static_cast<std::size_t>(K * 256));
+    else
+      scratch.push_back(zeroed_scratch(P * (block + 16)));
+  }
+  out.reset(d);
+  const bool merge = per_batch > 1;
+  std::vector<Partial<double>> fparts(merge && !ints ? parts : threads);
+  std::vector<Partial<std::int64_t>> iparts(merge && ints ? parts : threads);
+  // Converts batch b's merged partial into moments (lower P x P tiles -> packed lanes).
+  auto finish = [&](std::int64_t b, const auto& sum, const auto& q) {
+    std::vector<double> s(K), packed(static_cast<std::size_t>(K * (K + 1) / 2)), p(K);
+    for (std::int64_t k = 0; k < K; ++k) {
+      s[k] = static_cast<double>(sum[k]);
+      p[k] = pilot[b * K + k];
+    }
+    for (std::int64_t i = 0; i < K; ++i)
+      for (std::int64_t j = 0; j <= i; ++j)
+        packed[i * (i + 1) / 2 + j] = static_cast<double>(q[i * P + j]);
+    moments_from_lanes(d, b, p.data(), s.data(), packed.data(), out);
+  };
+  parallel_parts(static_cast<int>(parts), threads, [&](int part, int tid) {
+    const std::int64_t b = part / per_batch, r = part % per_batch;
+    // Ranges start on multiples of 16 samples so vector loads stay on the same alignment.
+    const std::int64_t n0 = N * r / per_batch / 16 * 16;
+    const std::int64_t n1 = r + 1 == per_batch ? N : N * (r + 1) / per_batch / 16 * 16;
+    const Job job = make_job(a, w, o, b, pilot.data() + b * K);
+    const std::size_t slot = merge ? static_cast<std::size_t>(part) : static_cast<std::size_t>(tid);
+    if (ints) {
+      auto& pt = iparts[slot];
+      pt.sum.assign(K, 0);
+      pt.q.assign(static_cast<std::size_t>(P * P), 0);
+      int16_range(job, n0, n1, iscratch[tid].data(), pt.sum.data(), pt.q.data());
+      if (!merge) finish(b, pt.sum, pt.q);
+    } else {
+      auto& pt = fparts[slot];
+      pt.sum.assign(K, 0.0);
+      pt.q.assign(static_cast<std::size_t>(P * P), 0.0);
+      w.fn(job, n0, n1, scratch[tid].get(), pt.sum.data(), pt.q.data());
+      if (!merge) finish(b, pt.sum, pt.q);
+    }
+  });
+  if (!merge) return;
+  for (std::int64_t b = 0; b < nb; ++b) {
+    auto add = [&](auto& list) {
+      auto sum = list[b * per_batch].sum;
+      auto q = list[b * per_batch].q;
+      for (std::int64_t r = 1; r < per_batch; ++r) {
+        const auto& pt = list[b * per_batch + r];
+        for (std::int64_t k = 0; k < K; ++k) sum[k] += pt.sum[k];
+        for (std::size_t t = 0; t < q.size(); ++t) q[t] += pt.q[t];
+      }
+      finish(b, sum, q);
+    };
+    if (ints)
+      add(iparts);
+    else
+      add(fparts);
+  }
 }
 
 }  // namespace kafel::cpu::covfast

@@ -9,20 +9,39 @@
 
 namespace kafel::cpu::covfast {
 
+// How a block of samples gets into the shifted float scratch rows (one row per real lane).
+enum class FillMode : std::uint8_t {
+  rows_f32,   // real planar f32: lane k is a contiguous row (the tiles may read it in place)
+  lanes_f32,  // interleaved f32, real or complex: lane k of sample n at n*sample_step + k
+  pairs_f32,  // planar complex f32: channel rows of (re, im) pairs
+  any_i8,     // complex int8, any layout: converted exactly (no pilot; see cov_fast.cpp)
+};
+
 // What one worker needs; plain pointers only, so ISA-specific files instantiate no std code.
 struct Job {
-  const float* data = nullptr;
-  std::int64_t stride = 0;
-  std::int64_t channels = 0;
-  std::int64_t padded = 0;  // channels rounded up to the ISA's tile size
-  bool planar = true;
-  const float* pilot = nullptr;      // per channel
+  const void* data = nullptr;     // this batch's first component
+  std::int64_t channel_step = 0;  // components between channel c and c+1
+  std::int64_t sample_step = 0;   // components between sample n and n+1
+  int comps = 1;                  // 1 real, 2 complex (re, im)
+  FillMode mode = FillMode::rows_f32;
+  std::int64_t channels = 0;         // real lanes K (2C for complex samples)
+  std::int64_t padded = 0;           // lanes rounded up to the ISA's tile size
+  const float* pilot = nullptr;      // per lane
   std::int64_t block = 0;            // samples per scratch block, a multiple of the lane count
   std::int64_t prefetch_blocks = 1;  // software prefetch this many blocks ahead (0: off)
-  bool direct = true;  // planar, C a multiple of the tile: tiles read the rows in place
+  bool direct = true;  // rows_f32, K a multiple of the tile: tiles read the rows in place
   // Scratch row stride in floats: block + 16, so the rows of a transposing (interleaved) fill
   // do not all fall into the same L1 set (a 4 KB stride would).
   std::int64_t ld = 0;
+  // Tiled order (cpu.tiled): lower tiles visited in column panels of this many lanes, so a
+  // panel stays in L2 while the rows below it stream past; 0 = row by row (cpu.fast).
+  std::int64_t panel = 0;
+
+  const float* f32() const { return static_cast<const float*>(data); }
+  // Component offset of lane k, sample n (within this batch).
+  std::int64_t offset(std::int64_t k, std::int64_t n) const {
+    return (k / comps) * channel_step + (k % comps) + n * sample_step;
+  }
 };
 
 // Adds, over samples [n0, n1): sum[c] += sum(x_c - p_c); q[i*padded + j] += sum of products
@@ -47,9 +66,20 @@ Worker worker_portable();
 // $KAFEL_CPU_ISA included); Unsupported when this CPU or build lacks it.
 Worker choose_worker(Isa isa);
 
-// The one-pass moments with `threads` threads (0 = default_threads(): $KAFEL_NUM_THREADS or
-// the usable cores) and `block` samples per block (0 = chosen from the channel count).
-void fast_moments(const CovArgs& args, const Worker& worker, int threads, std::int64_t block,
-                  std::int64_t prefetch_blocks, bool direct, CovMoments& out);
+// Options of one run of the fast or tiled kernel.
+struct RunOptions {
+  int threads = 0;                   // 0 = default_threads()
+  std::int64_t block = 0;            // 0 = chosen from the lane count
+  std::int64_t prefetch_blocks = 2;  // 0 = off
+  bool direct = true;
+  std::int64_t panel = 0;  // > 0: cpu.tiled's column-panel order (lanes per panel)
+};
+
+// The moments of every batch with the float tiles (f32, cf32: pilot-shifted; ci8: exact, no
+// shift) or exact integer sums (ci16). Threads take sample ranges of one batch, or whole
+// batches when there are at least as many batches as threads; partials merge in float64 in
+// range order, so the result does not depend on which thread ran what.
+void fast_moments(const CovArgs& args, const Worker& worker, const RunOptions& opt,
+                  CovMoments& out);
 
 }  // namespace kafel::cpu::covfast

@@ -7,25 +7,49 @@
 
 namespace {
 
-// Shifts block [n, n+len) into scratch rows (zero tail up to len_pad) and adds the channel
-// sums of the shifted values.
+// Writes lanes [0, K) of samples [n, n+len) of a non-row fill mode, shifted, into scratch rows.
+inline void fill_lanes(const kafel::cpu::covfast::Job& j, std::int64_t n, std::int64_t len,
+                       float* y) {
+  using kafel::cpu::covfast::FillMode;
+  const std::int64_t B = j.ld;
+  if (j.mode == FillMode::lanes_f32) {
+    for (std::int64_t s = 0; s < len; ++s) {
+      const float* x = j.f32() + (n + s) * j.sample_step;
+      for (std::int64_t k = 0; k < j.channels; ++k) y[k * B + s] = x[k] - j.pilot[k];
+    }
+  } else if (j.mode == FillMode::pairs_f32) {
+    for (std::int64_t c = 0; c < j.channels / 2; ++c) {
+      const float* x = j.f32() + c * j.channel_step + n * j.sample_step;
+      float* re = y + 2 * c * B;
+      float* im = re + B;
+      const float pr = j.pilot[2 * c], pi = j.pilot[2 * c + 1];
+      for (std::int64_t s = 0; s < len; ++s) {
+        re[s] = x[2 * s] - pr;
+        im[s] = x[2 * s + 1] - pi;
+      }
+    }
+  } else {  // any_i8: exact conversion, no shift (integer sums need none)
+    const auto* x = static_cast<const std::int8_t*>(j.data);
+    for (std::int64_t k = 0; k < j.channels; ++k)
+      for (std::int64_t s = 0; s < len; ++s) y[k * B + s] = x[j.offset(k, n + s)];
+  }
+}
+
+// Shifts block [n, n+len) into scratch rows (zero tail up to len_pad) and adds the lane sums
+// of the shifted values.
 template <class V>
 void fill_block(const kafel::cpu::covfast::Job& j, std::int64_t n, std::int64_t len,
                 std::int64_t len_pad, float* y, double* sum) {
   const std::int64_t B = j.ld;  // scratch row stride
-  if (!j.planar) {
-    for (std::int64_t s = 0; s < len; ++s) {
-      const float* x = j.data + (n + s) * j.stride;
-      for (std::int64_t c = 0; c < j.channels; ++c) y[c * B + s] = x[c] - j.pilot[c];
-    }
-  }
+  const bool rows = j.mode == kafel::cpu::covfast::FillMode::rows_f32;
+  if (!rows) fill_lanes(j, n, len, y);
   for (std::int64_t c = 0; c < j.channels; ++c) {
     float* yc = y + c * B;
     const typename V::T p = V::set1(j.pilot[c]);
     typename V::T acc = V::zero();
     std::int64_t s = 0;
-    if (j.planar) {
-      const float* xc = j.data + c * j.stride + n;
+    if (rows) {
+      const float* xc = j.f32() + c * j.channel_step + n;
       for (; s + V::kLanes <= len; s += V::kLanes) {
         const typename V::T v = V::sub(V::load(xc + s), p);
         V::store(yc + s, v);
@@ -131,20 +155,21 @@ void tile_diag(const float* y, std::int64_t ld, const float* p, std::int64_t len
 // The prefetch plan for the block starting at sample n (none past n1 or when dist is 0).
 template <class V, int R>
 Prefetcher plan_prefetch(const kafel::cpu::covfast::Job& j, std::int64_t n, std::int64_t n1) {
+  using kafel::cpu::covfast::FillMode;
   Prefetcher pf;
-  if (j.prefetch_blocks <= 0) return pf;
+  if (j.prefetch_blocks <= 0 || j.mode == FillMode::any_i8) return pf;
   const std::int64_t start = n + j.prefetch_blocks * j.block;
   if (start >= n1) return pf;
   const std::int64_t len = n1 - start < j.block ? n1 - start : j.block;
-  if (j.planar) {
-    pf.base = reinterpret_cast<const char*>(j.data + start);
-    pf.rows = j.channels;
-    pf.ld_bytes = j.stride * 4;
-    pf.lines = (len * 4 + 63) / 64;
-  } else {
-    pf.base = reinterpret_cast<const char*>(j.data + start * j.stride);
+  if (j.mode == FillMode::lanes_f32) {
+    pf.base = reinterpret_cast<const char*>(j.f32() + start * j.sample_step);
     pf.rows = 1;
-    pf.lines = (len * j.stride * 4 + 63) / 64;
+    pf.lines = (len * j.sample_step * 4 + 63) / 64;
+  } else {  // rows of a channel: one lane (real) or (re, im) pairs (complex)
+    pf.base = reinterpret_cast<const char*>(j.f32() + start * j.sample_step);
+    pf.rows = j.channels / j.comps;
+    pf.ld_bytes = j.channel_step * 4;
+    pf.lines = (len * j.sample_step * 4 + 63) / 64;
   }
   const std::int64_t tiles = (j.padded / R) * (j.padded / R + 1) / 2;
   const std::int64_t steps = tiles * ((len + V::kLanes - 1) / V::kLanes);
@@ -152,40 +177,53 @@ Prefetcher plan_prefetch(const kafel::cpu::covfast::Job& j, std::int64_t n, std:
   return pf;
 }
 
-// Planar blocks of whole vectors whose channel count is a multiple of R skip the scratch
-// copy: the tiles read the caller's rows and shift on load. Everything else (interleaved data,
-// padded channels, the tail block) goes through the shifted, zero-padded scratch block.
+// Every lower tile of one block of shifted scratch rows: row by row (panel 0), or in column
+// panels (cpu.tiled: the panel's rows stay in L2 while the rows below stream past).
 template <class V, int R>
-void process_range(const kafel::cpu::covfast::Job& j, std::int64_t n0, std::int64_t n1, float* y,
-                   double* sum, double* q) {
-  const std::int64_t B = j.block, P = j.padded, L = j.ld;
-  const bool direct_ok = j.planar && j.channels == P && j.direct;
-  for (std::int64_t n = n0; n < n1; n += B) {
-    const std::int64_t len = n1 - n < B ? n1 - n : B;
-    const std::int64_t len_pad = (len + V::kLanes - 1) / V::kLanes * V::kLanes;
-    Prefetcher pf = plan_prefetch<V, R>(j, n, n1);
-    if (direct_ok && len == len_pad) {
-      const float* x = j.data + n;
-      for (std::int64_t ti = 0; ti < P; ti += R)
-        for (std::int64_t tj = 0; tj <= ti; tj += R) {
-          if (tj == ti)
-            tile_diag<V, R, true>(x + ti * j.stride, j.stride, j.pilot + ti, len, q + ti * P + tj,
-                                  P, pf, sum + ti);
-          else
-            tile<V, R, true>(x + ti * j.stride, j.stride, j.pilot + ti, x + tj * j.stride, j.stride,
-                             j.pilot + tj, len, q + ti * P + tj, P, pf);
-        }
-      continue;
-    }
-    fill_block<V>(j, n, len, len_pad, y, sum);
-    for (std::int64_t ti = 0; ti < P; ti += R)
-      for (std::int64_t tj = 0; tj <= ti; tj += R) {
+void block_tiles(const kafel::cpu::covfast::Job& j, const float* y, std::int64_t len_pad, double* q,
+                 Prefetcher& pf) {
+  const std::int64_t P = j.padded, L = j.ld;
+  const std::int64_t panel = j.panel > 0 ? (j.panel + R - 1) / R * R : P;
+  for (std::int64_t jp = 0; jp < P; jp += panel)
+    for (std::int64_t ti = jp; ti < P; ti += R)
+      for (std::int64_t tj = jp; tj < jp + panel && tj <= ti; tj += R) {
         if (tj == ti)
           tile_diag<V, R, false>(y + ti * L, L, nullptr, len_pad, q + ti * P + tj, P, pf, nullptr);
         else
           tile<V, R, false>(y + ti * L, L, nullptr, y + tj * L, L, nullptr, len_pad,
                             q + ti * P + tj, P, pf);
       }
+}
+
+// Planar real blocks of whole vectors whose lane count is a multiple of R skip the scratch
+// copy: the tiles read the caller's rows and shift on load. Everything else (interleaved or
+// complex data, padded lanes, the tail block) goes through the shifted, zero-padded scratch.
+template <class V, int R>
+void process_range(const kafel::cpu::covfast::Job& j, std::int64_t n0, std::int64_t n1, float* y,
+                   double* sum, double* q) {
+  const std::int64_t B = j.block, P = j.padded;
+  const bool direct_ok = j.mode == kafel::cpu::covfast::FillMode::rows_f32 && j.channels == P &&
+                         j.direct && j.panel == 0;
+  for (std::int64_t n = n0; n < n1; n += B) {
+    const std::int64_t len = n1 - n < B ? n1 - n : B;
+    const std::int64_t len_pad = (len + V::kLanes - 1) / V::kLanes * V::kLanes;
+    Prefetcher pf = plan_prefetch<V, R>(j, n, n1);
+    if (direct_ok && len == len_pad) {
+      const float* x = j.f32() + n;
+      const std::int64_t ld = j.channel_step;
+      for (std::int64_t ti = 0; ti < P; ti += R)
+        for (std::int64_t tj = 0; tj <= ti; tj += R) {
+          if (tj == ti)
+            tile_diag<V, R, true>(x + ti * ld, ld, j.pilot + ti, len, q + ti * P + tj, P, pf,
+                                  sum + ti);
+          else
+            tile<V, R, true>(x + ti * ld, ld, j.pilot + ti, x + tj * ld, ld, j.pilot + tj, len,
+                             q + ti * P + tj, P, pf);
+        }
+      continue;
+    }
+    fill_block<V>(j, n, len, len_pad, y, sum);
+    block_tiles<V, R>(j, y, len_pad, q, pf);
   }
 }
 

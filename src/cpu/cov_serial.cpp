@@ -7,12 +7,13 @@
 namespace kafel::cpu {
 
 void serial_moments(const CovArgs& a, CovMoments& out) {
-  const SamplesView v{a.data, a.desc.channels, a.desc.samples, a.desc.layout, a.stride};
+  const SamplesView v = a.view();
+  out.reset(a.desc);
   const auto c = static_cast<std::size_t>(v.channels);
   std::vector<double> mean(c);
   for (std::size_t ch = 0; ch < c; ++ch) {
     double reg = 0;
-    for (std::int64_t n = 0; n < v.samples; ++n) reg += v.at(ch, n);
+    for (std::int64_t n = 0; n < v.samples; ++n) reg += v.re(ch, n);
     mean[ch] = reg / static_cast<double>(v.samples);
   }
   out.mean.assign(mean.begin(), mean.end());
@@ -21,7 +22,7 @@ void serial_moments(const CovArgs& a, CovMoments& out) {
     for (std::size_t j = 0; j <= i; ++j) {
       double reg = 0;
       for (std::int64_t n = 0; n < v.samples; ++n)
-        reg += (double(v.at(i, n)) - mean[i]) * (double(v.at(j, n)) - mean[j]);
+        reg += (v.re(i, n) - mean[i]) * (v.re(j, n) - mean[j]);
       out.comoment[i * c + j] = out.comoment[j * c + i] = reg;
     }
 }

@@ -75,7 +75,7 @@ class CublasCovPlan : public CovPlan {
     const std::int64_t cols = planar ? desc_.samples : desc_.channels;
     std::vector<float> packed(std::size_t(rows * cols));
     for (std::int64_t r = 0; r < rows; ++r)
-      std::copy(a.data + r * a.stride, a.data + r * a.stride + cols, &packed[r * cols]);
+      std::copy(a.f32() + r * a.stride, a.f32() + r * a.stride + cols, &packed[r * cols]);
     x_.upload(packed.data(), packed.size() * 4);
   }
 
@@ -114,9 +114,8 @@ class CublasCovPlan : public CovPlan {
     const auto c = std::size_t(desc_.channels);
     std::vector<T> m(c * c);
     c_.download(m.data(), m.size() * sizeof(T));
-    out.mean.resize(c);
+    out.reset(desc_);
     mean_.download(out.mean.data(), c * 8);
-    out.comoment.assign(c * c, 0.0);
     for (std::size_t j = 0; j < c; ++j)  // column-major lower triangle: (i, j), i >= j at i + j*c
       for (std::size_t i = j; i < c; ++i)
         out.comoment[i * c + j] = out.comoment[j * c + i] = m[i + j * c];
@@ -141,6 +140,9 @@ CovKernel cublas_kernel(const char* name, const char* summary, int rung) {
   k.rung = rung;
   k.sample_types = {DType::f32};
   k.baseline = true;
+  k.can_implement = [](const Device&, const CovDesc& d, const Params&) -> std::string {
+    return d.batch == 1 ? "" : "the cuBLAS baselines take one block";
+  };
   k.make_plan = [name](const Device& dev, const CovDesc& d,
                        const Params&) -> std::unique_ptr<CovPlan> {
     if (d.samples > 2147483647 || d.channels * d.samples > (1ll << 40))

@@ -351,10 +351,10 @@ class CudaCovPlan : public CovPlan {
     const bool planar = desc_.layout == SampleLayout::Planar;
     const std::int64_t rows = planar ? desc_.channels : desc_.samples;
     const std::int64_t cols = planar ? desc_.samples : desc_.channels;
-    if (a.stride == cols) return a.data;
+    if (a.stride == cols) return a.f32();
     packed.resize(std::size_t(rows * cols));
     for (std::int64_t r = 0; r < rows; ++r)
-      std::memcpy(&packed[r * cols], a.data + r * a.stride, std::size_t(cols) * 4);
+      std::memcpy(&packed[r * cols], a.f32() + r * a.stride, std::size_t(cols) * 4);
     return packed.data();
   }
 
@@ -410,6 +410,10 @@ CovKernel onepass_kernel() {
       param("PIECES", 4, {1, 2, 4, 8}, 1, 64, "streaming: copy/compute pieces per block")};
   k.max_channels = kMaxChannels;
   k.preference = 10;  // the default up to its channel limit
+  k.can_implement = [](const Device&, const CovDesc& d, const Params&) -> std::string {
+    return d.batch == 1 ? ""
+                        : "cuda.onepass takes one block (batch " + std::to_string(d.batch) + ")";
+  };
   k.make_plan = [](const Device& dev, const CovDesc& d,
                    const Params& p) -> std::unique_ptr<CovPlan> {
     if (d.channels > kMaxChannels)

@@ -43,8 +43,7 @@ void parallel_ranges(std::int64_t count, Fn fn) {
   const int parts =
       static_cast<int>(std::min<std::int64_t>(threads, std::max<std::int64_t>(1, count / 65536)));
   if (parts <= 1) return fn(std::int64_t(0), count);
-  parallel_parts(parts, parts,
-                      [&](int p, int) { fn(count * p / parts, count * (p + 1) / parts); });
+  parallel_parts(parts, parts, [&](int p, int) { fn(count * p / parts, count * (p + 1) / parts); });
 }
 
 // The ten channels of the article at sample index n, in float (std:: float overloads).
@@ -74,8 +73,7 @@ void check_gen(const float* out, std::int64_t channels, std::int64_t samples) {
 void generate_seed_signal(float* out, std::int64_t channels, std::int64_t samples,
                           SampleLayout layout, std::int64_t stride, std::int64_t first) {
   check_gen(out, channels, samples);
-  const SamplesView v{out, channels, samples, layout, stride};
-  const std::int64_t ld = v.tight_stride();
+  const std::int64_t ld = stride ? stride : (layout == SampleLayout::Planar ? samples : channels);
   const std::int64_t repeats = (channels + 9) / 10;
   parallel_ranges(samples, [&](std::int64_t b, std::int64_t e) {
     float vals[10];
@@ -94,8 +92,7 @@ void generate_random_signal(float* out, std::int64_t channels, std::int64_t samp
                             SampleLayout layout, std::uint64_t seed, double mean, double stddev,
                             std::int64_t stride) {
   check_gen(out, channels, samples);
-  const SamplesView v{out, channels, samples, layout, stride};
-  const std::int64_t ld = v.tight_stride();
+  const std::int64_t ld = stride ? stride : (layout == SampleLayout::Planar ? samples : channels);
   // Chunks of samples seeded by (seed, chunk): the data does not depend on the thread count.
   constexpr std::int64_t kChunk = 16384;
   const std::int64_t chunks = (samples + kChunk - 1) / kChunk;
@@ -121,6 +118,72 @@ void generate_signal(SignalKind kind, float* out, std::int64_t channels, std::in
       return generate_random_signal(out, channels, samples, layout, seed, 0.0, 1.0, stride);
     case SignalKind::Offset:
       return generate_random_signal(out, channels, samples, layout, seed, 1e4, 1.0, stride);
+  }
+}
+
+namespace {
+
+// Lane values (2C lanes for complex types), planar lanes x N, of batch b as floats.
+std::vector<float> lane_signal(SignalKind kind, DType type, std::int64_t lanes,
+                               std::int64_t samples, std::uint64_t seed, std::int64_t b) {
+  std::vector<float> v(static_cast<std::size_t>(lanes * samples));
+  const bool ints = type == DType::ci8 || type == DType::ci16;
+  if (kind == SignalKind::Seed)
+    generate_seed_signal(v.data(), lanes, samples, SampleLayout::Planar, 0, b * samples);
+  else  // integer types take N(0, 1) and scale it themselves
+    generate_random_signal(v.data(), lanes, samples, SampleLayout::Planar,
+                           seed + static_cast<std::uint64_t>(b),
+                           kind == SignalKind::Offset && !ints ? 1e4 : 0.0, 1.0);
+  return v;
+}
+
+template <class T>
+T quantise(SignalKind kind, float x, double scale, double offset, double max) {
+  const double v = kind == SignalKind::Seed     ? scale * x / 4
+                   : kind == SignalKind::Offset ? offset + scale * x / 2
+                                                : scale * x;
+  return static_cast<T>(std::clamp(std::nearbyint(v), -max - 1, max));
+}
+
+}  // namespace
+
+void generate_samples(SignalKind kind, DType type, void* out, std::int64_t channels,
+                      std::int64_t samples, SampleLayout layout, std::uint64_t seed,
+                      std::int64_t batch) {
+  check_gen(static_cast<const float*>(out), channels, samples);
+  if (batch < 1) throw InvalidArgument("signal: batch must be >= 1");
+  if (type != DType::f32 && type != DType::c64 && type != DType::ci8 && type != DType::ci16)
+    throw InvalidArgument("signal: no generator for " + std::string(to_string(type)) +
+                          " samples (f32, cf32, ci8, ci16)");
+  const int comps = is_complex(type) ? 2 : 1;
+  const std::int64_t lanes = comps * channels, per_batch = lanes * samples;
+  const bool planar = layout == SampleLayout::Planar;
+  for (std::int64_t b = 0; b < batch; ++b) {
+    if (type == DType::f32) {
+      float* o = static_cast<float*>(out) + b * per_batch;
+      if (kind == SignalKind::Seed)
+        generate_seed_signal(o, channels, samples, layout, 0, b * samples);
+      else
+        generate_signal(kind, o, channels, samples, layout, seed + static_cast<std::uint64_t>(b));
+      continue;
+    }
+    const std::vector<float> v = lane_signal(kind, type, lanes, samples, seed, b);
+    // Component index of lane k, sample n within the batch (complex: re/im pairs).
+    auto index = [&](std::int64_t k, std::int64_t n) {
+      const std::int64_t c = k / comps, part = k % comps;
+      return (planar ? c * samples + n : n * channels + c) * comps + part;
+    };
+    for (std::int64_t k = 0; k < lanes; ++k)
+      for (std::int64_t n = 0; n < samples; ++n) {
+        const float x = v[k * samples + n];
+        const std::int64_t i = b * per_batch + index(k, n);
+        if (type == DType::c64)
+          static_cast<float*>(out)[i] = x;
+        else if (type == DType::ci8)
+          static_cast<std::int8_t*>(out)[i] = quantise<std::int8_t>(kind, x, 20, 100, 127);
+        else
+          static_cast<std::int16_t*>(out)[i] = quantise<std::int16_t>(kind, x, 2000, 10000, 32767);
+      }
   }
 }
 

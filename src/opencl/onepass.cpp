@@ -91,10 +91,10 @@ class OclCovPlan : public CovPlan {
     const bool planar = desc_.layout == SampleLayout::Planar;
     const std::int64_t rows = planar ? desc_.channels : desc_.samples;
     const std::int64_t cols = planar ? desc_.samples : desc_.channels;
-    if (a.stride == cols) return a.data;
+    if (a.stride == cols) return a.f32();
     packed.resize(std::size_t(rows * cols));
     for (std::int64_t r = 0; r < rows; ++r)
-      std::memcpy(&packed[r * cols], a.data + r * a.stride, std::size_t(cols) * 4);
+      std::memcpy(&packed[r * cols], a.f32() + r * a.stride, std::size_t(cols) * 4);
     return packed.data();
   }
 
@@ -128,13 +128,17 @@ CovKernel onepass_kernel() {
   k.sample_types = {DType::f32};
   k.params = onepass_space();
   k.max_channels = kMaxChannels;
-  k.preference = 10;  // up to its channel limit; ocl.syrk beyond
+  k.preference = 10;  // up to its channel limit; ocl.tiled beyond and for other types/batches
+  k.can_implement = [](const Device&, const CovDesc& d, const Params&) -> std::string {
+    return d.batch == 1 ? ""
+                        : "ocl.onepass takes one block (batch " + std::to_string(d.batch) + ")";
+  };
   k.make_plan = [](const Device& dev, const CovDesc& d,
                    const Params& p) -> std::unique_ptr<CovPlan> {
     if (d.channels > kMaxChannels)
       throw Unsupported("ocl.onepass keeps all pairs in registers: at most " +
                         std::to_string(kMaxChannels) + " channels (got " +
-                        std::to_string(d.channels) + "); use ocl.syrk");
+                        std::to_string(d.channels) + "); use ocl.tiled");
     return std::make_unique<OclCovPlan>(dev, d, p);
   };
   return k;

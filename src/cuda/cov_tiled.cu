@@ -1,0 +1,427 @@
+// Covariance rung cuda.tiled: the tiled SYRK/HERK kernel of ocl.tiled on CUDA (lower 64x64 lane
+// tiles, shared-memory chunks, f32/cf32/ci8/ci16, batches). Not yet run on a GPU: preference 0.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "core/cov_backend.hpp"
+#include "core/registry.hpp"
+#include "cuda/runtime.hpp"
+
+namespace kafel::cuda {
+
+namespace {
+
+constexpr int kTile = 64, kThreads = 256, kChunk = 16;
+constexpr int kLoads = kTile * kChunk / kThreads;  // load slots per thread and panel
+constexpr int kLd = kTile + 4;                     // shared row stride (float4-aligned)
+constexpr std::int64_t kMinRange = 1024;
+
+// Element types per sample type: input component, shared value, chunk sum, wide sum.
+template <int MODE>
+struct Types;
+template <>
+struct Types<0> {  // f32
+  using In = float;
+  using Val = float;
+  using Acc = float;
+  using Wide = double;
+  static constexpr int comps = 1;
+};
+template <>
+struct Types<1> {  // cf32
+  using In = float;
+  using Val = float;
+  using Acc = float;
+  using Wide = double;
+  static constexpr int comps = 2;
+};
+template <>
+struct Types<2> {  // ci8: |products| <= 2^14, FLUSH*KC <= 512 of them fit an int
+  using In = signed char;
+  using Val = int;
+  using Acc = int;
+  using Wide = long long;
+  static constexpr int comps = 2;
+};
+template <>
+struct Types<3> {  // ci16: products reach 2^30, two would overflow an int
+  using In = short;
+  using Val = int;
+  using Acc = long long;
+  using Wide = long long;
+  static constexpr int comps = 2;
+};
+
+// Lane and chunk sample of load slot e (0 .. T*KC): lane-contiguous slots for interleaved
+// data, sample-contiguous (per channel) for planar; the same lane for a thread's slot u in
+// every chunk, which the diagonal tiles' lane sums rely on.
+__device__ __forceinline__ int slot_lane(int e, bool planar, int comps) {
+  if (!planar) return e % kTile;
+  const int w = e % (comps * kChunk);
+  return (e / (comps * kChunk)) * comps + w % comps;
+}
+__device__ __forceinline__ int slot_sample(int e, bool planar, int comps) {
+  return planar ? (e % (comps * kChunk)) / comps : e / kTile;
+}
+
+// Row ti and column tj of lower tile t (t = ti*(ti+1)/2 + tj).
+__device__ __forceinline__ void tile_of(int t, int& ti, int& tj) {
+  int i = static_cast<int>((sqrtf(8.0f * static_cast<float>(t) + 1.0f) - 1.0f) * 0.5f);
+  while ((i + 1) * (i + 2) / 2 <= t) ++i;
+  while (i * (i + 1) / 2 > t) --i;
+  ti = i;
+  tj = t - i * (i + 1) / 2;
+}
+
+// The pilot of every lane of every batch: the float mean of the first min(N, 32) samples,
+// summed in order (as the host's lane_pilot); 0 for integer samples.
+template <int MODE>
+__global__ void cov_tiled_pilot(const typename Types<MODE>::In* x, long long cstep, long long sstep,
+                                long long bstep, int lanes, long long n, int batches,
+                                float* pilot) {
+  constexpr int C = Types<MODE>::comps;
+  const int g = blockIdx.x * blockDim.x + threadIdx.x;
+  if (g >= lanes * batches) return;
+  if (MODE >= 2) {
+    pilot[g] = 0.0f;
+    return;
+  }
+  const int b = g / lanes, k = g % lanes;
+  const long long count = n < kPilotSamples ? n : kPilotSamples;
+  const long long base = b * bstep + (k / C) * cstep + k % C;
+  float s = 0.0f;
+  for (long long i = 0; i < count; ++i) s += static_cast<float>(x[base + i * sstep]);
+  pilot[g] = __fdiv_rn(s, static_cast<float>(count));
+}
+
+// One block per (lower tile, sample range) and batch (grid y). Output per block: the tile's
+// co-moment sums row-major (lower entries valid on diagonal tiles), then on diagonal tiles the
+// T lane sums, at partial[((b*tiles + tile)*splits + split) * (T*T + T)].
+template <int MODE>
+__global__ void __launch_bounds__(kThreads)
+    cov_tiled(const typename Types<MODE>::In* __restrict__ x, long long cstep, long long sstep,
+              long long bstep, int lanes, long long n, long long range, int tiles, int splits,
+              int flush, int planar_flag, const float* __restrict__ pilot,
+              typename Types<MODE>::Wide* __restrict__ partial) {
+  using Val = typename Types<MODE>::Val;
+  using Acc = typename Types<MODE>::Acc;
+  using Wide = typename Types<MODE>::Wide;
+  constexpr int C = Types<MODE>::comps;
+  constexpr bool kShift = MODE <= 1;
+  __shared__ __align__(16) Val As[kChunk * kLd];
+  __shared__ __align__(16) Val Bs[kChunk * kLd];
+  __shared__ Wide red[kThreads * kLoads];
+  const bool planar = planar_flag != 0;
+  const int lid = threadIdx.x;
+  const int tile = blockIdx.x % tiles, split = blockIdx.x / tiles;
+  const int b = blockIdx.y;
+  int ti, tj;
+  tile_of(tile, ti, tj);
+  const bool diag = ti == tj;
+  // This thread's 4x4 micro-tile; on diagonal tiles only the 136 lower ones (threads 0..135).
+  int ty = lid / 16, tx = lid % 16;
+  bool active = true;
+  if (diag) {
+    active = lid < 136;
+    tile_of(active ? lid : 0, ty, tx);
+  }
+  const long long n0 = split * range;
+  const long long n1 = min(n, n0 + range);
+  const int chunks = static_cast<int>((n1 - n0 + kChunk - 1) / kChunk);
+  const typename Types<MODE>::In* xb = x + b * bstep;
+  const float* pb = pilot + static_cast<long long>(b) * lanes;
+
+  int lane_a[kLoads], lane_b[kLoads], kk[kLoads];
+  Val ra[kLoads], rb[kLoads];
+  Acc ssum[kLoads];
+  Wide wsum[kLoads];
+#pragma unroll
+  for (int u = 0; u < kLoads; ++u) {
+    const int e = lid + u * kThreads;
+    lane_a[u] = ti * kTile + slot_lane(e, planar, C);
+    lane_b[u] = tj * kTile + slot_lane(e, planar, C);
+    kk[u] = slot_sample(e, planar, C);
+    ssum[u] = 0;
+    wsum[u] = 0;
+  }
+  Acc acc[4][4];
+  Wide wacc[4][4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      acc[i][j] = 0;
+      wacc[i][j] = 0;
+    }
+
+  auto load = [&](int lane, int k, int c) -> Val {
+    const long long s = n0 + static_cast<long long>(c) * kChunk + k;
+    if (lane >= lanes || s >= n1) return Val(0);
+    Val v = static_cast<Val>(xb[(lane / C) * cstep + lane % C + s * sstep]);
+    if (kShift) v -= static_cast<Val>(pb[lane]);
+    return v;
+  };
+#pragma unroll
+  for (int u = 0; u < kLoads; ++u) {
+    ra[u] = load(lane_a[u], kk[u], 0);
+    rb[u] = diag ? Val(0) : load(lane_b[u], kk[u], 0);
+  }
+  for (int c = 0; c < chunks; ++c) {
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      const int e = lid + u * kThreads;
+      const int at = slot_sample(e, planar, C) * kLd + slot_lane(e, planar, C);
+      As[at] = ra[u];
+      if (!diag) Bs[at] = rb[u];
+      if (diag) ssum[u] += static_cast<Acc>(ra[u]);
+    }
+    __syncthreads();
+    if (c + 1 < chunks)
+#pragma unroll
+      for (int u = 0; u < kLoads; ++u) {
+        ra[u] = load(lane_a[u], kk[u], c + 1);
+        if (!diag) rb[u] = load(lane_b[u], kk[u], c + 1);
+      }
+    const Val* Bp = diag ? As : Bs;
+    if (active) {
+#pragma unroll 4
+      for (int k = 0; k < kChunk; ++k) {
+        Val av[4], bw[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          av[i] = As[k * kLd + 4 * ty + i];
+          bw[i] = Bp[k * kLd + 4 * tx + i];
+        }
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            acc[i][j] += static_cast<Acc>(av[i]) * static_cast<Acc>(bw[j]);
+      }
+    }
+    if ((c + 1) % flush == 0 || c + 1 == chunks) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          wacc[i][j] += static_cast<Wide>(acc[i][j]);
+          acc[i][j] = 0;
+        }
+#pragma unroll
+      for (int u = 0; u < kLoads; ++u) {
+        wsum[u] += static_cast<Wide>(ssum[u]);
+        ssum[u] = 0;
+      }
+    }
+  }
+
+  constexpr int W = kTile * kTile + kTile;
+  Wide* out = partial + (static_cast<long long>(b * tiles + tile) * splits + split) * W;
+  if (active)
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) out[(4 * ty + i) * kTile + 4 * tx + j] = wacc[i][j];
+  if (diag) {  // lane sums: every slot of every thread, added per lane in a fixed order
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) red[lid * kLoads + u] = wsum[u];
+    __syncthreads();
+    if (lid < kTile) {
+      Wide s = 0;
+      for (int e = 0; e < kThreads * kLoads; ++e)
+        if (slot_lane(e, planar, C) == lid) s += red[(e % kThreads) * kLoads + e / kThreads];
+      out[kTile * kTile + lid] = s;
+    }
+  }
+}
+
+int mode_of(DType t) {
+  return t == DType::c64 ? 1 : t == DType::ci8 ? 2 : t == DType::ci16 ? 3 : 0;
+}
+
+class CudaTiledPlan : public CovPlan {
+ public:
+  CudaTiledPlan(const Device& dev, const CovDesc& d, const Params& p)
+      : ordinal_(ordinal_of(dev)), guard_(ordinal_), desc_(d), flush_(int(p.at("FLUSH"))) {
+    const std::int64_t rows = (d.lanes() + kTile - 1) / kTile;
+    tiles_ = rows * (rows + 1) / 2;
+    const std::int64_t target = std::int64_t(device_props(ordinal_).sm_count) * p.at("BPS");
+    const std::int64_t by_device = (target + tiles_ * d.batch - 1) / (tiles_ * d.batch);
+    splits_ =
+        std::clamp<std::int64_t>(by_device, 1, std::max<std::int64_t>(1, d.samples / kMinRange));
+    range_ = ((d.samples + splits_ - 1) / splits_ + kChunk - 1) / kChunk * kChunk;
+    splits_ = (d.samples + range_ - 1) / range_;
+    partial_ =
+        DeviceBuffer(std::size_t(d.batch * tiles_ * splits_) * kW * 8, "covariance tile partials");
+    pilot_ = DeviceBuffer(std::size_t(d.batch * d.lanes()) * 4, "covariance pilot");
+  }
+
+  void load(const CovArgs& a, int slots) override {
+    DeviceGuard g(ordinal_);
+    std::vector<char> packed;
+    const void* src = tight(a, packed);
+    x_.clear();
+    for (int s = 0; s < std::max(1, slots); ++s) {
+      x_.emplace_back(bytes(), "covariance samples");
+      x_.back().upload(src, bytes());
+    }
+  }
+
+  double run(int slot) override {
+    DeviceGuard g(ordinal_);
+    const DeviceBuffer& x = x_.at(slot);
+    CovArgs tight_args{desc_, nullptr, 0, 0};
+    const LaneAddressing at = lane_addressing(tight_args);
+    EventTimer t;
+    t.start(stream_);
+    switch (mode_of(desc_.type)) {
+      case 1:
+        launch<1>(x, at);
+        break;
+      case 2:
+        launch<2>(x, at);
+        break;
+      case 3:
+        launch<3>(x, at);
+        break;
+      default:
+        launch<0>(x, at);
+    }
+    t.stop(stream_);
+    return t.ms();
+  }
+
+  void fetch(CovMoments& out) override {
+    DeviceGuard g(ordinal_);
+    stream_.synchronize();
+    const std::int64_t k = desc_.lanes();
+    std::vector<float> pilot(std::size_t(desc_.batch * k));
+    pilot_.download(pilot.data(), pilot.size() * 4);
+    std::vector<char> raw(std::size_t(desc_.batch * tiles_ * splits_) * kW * 8);
+    partial_.download(raw.data(), raw.size());
+    out.reset(desc_);
+    if (desc_.integer())
+      merge(reinterpret_cast<const long long*>(raw.data()), pilot, out);
+    else
+      merge(reinterpret_cast<const double*>(raw.data()), pilot, out);
+  }
+
+  std::string timer() const override { return "cuda-events"; }
+
+ private:
+  static constexpr std::int64_t kW = kTile * kTile + kTile;
+
+  template <int MODE>
+  void launch(const DeviceBuffer& x, const LaneAddressing& at) {
+    using In = typename Types<MODE>::In;
+    const int lanes = static_cast<int>(desc_.lanes()), nb = static_cast<int>(desc_.batch);
+    const int pilots = lanes * nb;
+    cov_tiled_pilot<MODE><<<(pilots + kThreads - 1) / kThreads, kThreads, 0, stream_>>>(
+        x.as<In>(), at.channel_step, at.sample_step, at.batch_step, lanes, desc_.samples, nb,
+        pilot_.as<float>());
+    KAFEL_CUDA_CHECK_LAUNCH("cov_tiled_pilot");
+    const dim3 grid(static_cast<unsigned>(tiles_ * splits_), static_cast<unsigned>(nb));
+    cov_tiled<MODE><<<grid, kThreads, 0, stream_>>>(
+        x.as<In>(), at.channel_step, at.sample_step, at.batch_step, lanes, desc_.samples, range_,
+        static_cast<int>(tiles_), static_cast<int>(splits_), flush_,
+        desc_.layout == SampleLayout::Planar ? 1 : 0, pilot_.as<float>(),
+        partial_.as<typename Types<MODE>::Wide>());
+    KAFEL_CUDA_CHECK_LAUNCH("cov_tiled");
+  }
+
+  // Sums the sample ranges of every tile in order (float64 or exact int64), then lanes ->
+  // moments (the same layout as ocl.tiled's partials).
+  template <class Wide>
+  void merge(const Wide* part, const std::vector<float>& pilot, CovMoments& out) const {
+    const std::int64_t k = desc_.lanes();
+    std::vector<double> p(k), sum(k), packed(std::size_t(k * (k + 1) / 2));
+    for (std::int64_t b = 0; b < desc_.batch; ++b) {
+      auto tile_sum = [&](std::int64_t t, std::int64_t at) {
+        Wide s = 0;
+        for (std::int64_t sp = 0; sp < splits_; ++sp)
+          s += part[((b * tiles_ + t) * splits_ + sp) * kW + at];
+        return static_cast<double>(s);
+      };
+      for (std::int64_t i = 0; i < k; ++i) {
+        const std::int64_t ti = i / kTile;
+        p[i] = pilot[b * k + i];
+        sum[i] = tile_sum(ti * (ti + 1) / 2 + ti, kTile * kTile + i % kTile);
+        for (std::int64_t j = 0; j <= i; ++j) {
+          const std::int64_t tj = j / kTile;
+          packed[i * (i + 1) / 2 + j] =
+              tile_sum(ti * (ti + 1) / 2 + tj, (i % kTile) * kTile + j % kTile);
+        }
+      }
+      moments_from_lanes(desc_, b, p.data(), sum.data(), packed.data(), out);
+    }
+  }
+
+  // The samples of every batch as one tight array (copied only when the strides differ).
+  const void* tight(const CovArgs& a, std::vector<char>& packed) const {
+    const SamplesView v = a.view();
+    const bool planar = desc_.layout == SampleLayout::Planar;
+    const std::int64_t lines = planar ? desc_.channels : desc_.samples;
+    const std::int64_t len = planar ? desc_.samples : desc_.channels;
+    const auto es = static_cast<std::int64_t>(dtype_size(desc_.type));
+    if (v.tight_stride() == len && (desc_.batch == 1 || v.tight_batch_stride() == lines * len))
+      return a.data;
+    packed.resize(bytes());
+    const auto* in = static_cast<const char*>(a.data);
+    for (std::int64_t b = 0; b < desc_.batch; ++b)
+      for (std::int64_t l = 0; l < lines; ++l)
+        std::memcpy(&packed[std::size_t((b * lines + l) * len * es)],
+                    in + (b * v.tight_batch_stride() + l * v.tight_stride()) * es,
+                    std::size_t(len * es));
+    return packed.data();
+  }
+
+  std::size_t bytes() const { return std::size_t(desc_.min_bytes()); }
+
+  int ordinal_;
+  DeviceGuard guard_;
+  CovDesc desc_;
+  int flush_ = 32;
+  std::int64_t tiles_ = 1, splits_ = 1, range_ = 0;
+  Stream stream_;
+  DeviceBuffer partial_, pilot_;
+  std::vector<DeviceBuffer> x_;
+};
+
+CovKernel tiled_kernel() {
+  CovKernel k;
+  k.name = "cuda.tiled";
+  k.summary =
+      "tiled SYRK/HERK: lower 64x64 lane tiles, 16-sample chunks read once into shared memory, "
+      "4x4 micro-tiles in float (int), float64 (int64) merge; any channels, complex, batches";
+  k.rung = 2;
+  k.sample_types = {DType::f32, DType::c64, DType::ci8, DType::ci16};
+  k.params.params = {
+      param("FLUSH", 32, {8, 16, 32}, 1, 32,
+            "16-sample chunks per float sum before it is added in float64 (<= 512 products)"),
+      param("BPS", 4, {2, 4, 8}, 1, 64, "blocks per SM (at least, when the samples allow)")};
+  // Not yet run on a GPU: named explicitly only, never the default, until the gpu-labelled
+  // tests (tests/gpu/cov_array_test.cpp) pass on one.
+  k.preference = 0;
+  k.can_implement = [](const Device&, const CovDesc& d, const Params&) -> std::string {
+    const std::int64_t rows = (d.lanes() + kTile - 1) / kTile;
+    if (d.batch > 65535)
+      return "cuda.tiled launches one grid row per batch: at most 65535 (got " +
+             std::to_string(d.batch) + ")";
+    if (double(d.batch) * double(rows * (rows + 1) / 2) > 2147483647.0)
+      return "cuda.tiled: " + d.shape() + " has too many tiles for one launch";
+    return "";
+  };
+  k.make_plan = [](const Device& dev, const CovDesc& d,
+                   const Params& p) -> std::unique_ptr<CovPlan> {
+    return std::make_unique<CudaTiledPlan>(dev, d, p);
+  };
+  return k;
+}
+
+const Register registered{tiled_kernel()};
+
+}  // namespace
+}  // namespace kafel::cuda
