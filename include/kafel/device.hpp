@@ -29,7 +29,7 @@ struct Device {
   double peak_gflops_f64 = 0;
   double bandwidth_gbs = 0;  // estimate or 0 when unknown
   bool is_gpu = false;
-  Caps caps;         // features beyond the backend (fp64, images, tensor cores, AVX-512 ...)
+  Caps caps;           // features beyond the backend (fp64, images, tensor cores, AVX-512 ...)
   int sm_version = 0;  // CUDA compute capability x 10 (90 for Hopper); 0 elsewhere
   // Peak rates of the matrix units by compute mode where they exist (GFLOP/s or GOP/s):
   // "tf32", "f16", "bf16", "i8", "fp8", "f64". Empty elsewhere.

@@ -30,8 +30,8 @@ struct ParamDesc {
 ParamDesc param(std::string name, std::int64_t def, std::vector<std::int64_t> candidates,
                 std::int64_t min, std::int64_t max, std::string help);
 // An enumerated parameter: values 0 .. labels.size()-1, shown by label.
-ParamDesc choice(std::string name, std::int64_t def, std::vector<std::string> labels,
-                 bool tunable, std::string help);
+ParamDesc choice(std::string name, std::int64_t def, std::vector<std::string> labels, bool tunable,
+                 std::string help);
 
 struct ParamSpace {
   std::vector<ParamDesc> params;

@@ -16,7 +16,7 @@
 namespace kafel {
 
 struct TuneOptions {
-  std::vector<std::string> kernels;       // empty: every tunable, non-baseline kernel of the device
+  std::vector<std::string> kernels;  // empty: every tunable, non-baseline kernel of the device
   std::vector<GemmSize> sizes{{1024, 1024, 1024}};  // each tuned for its size class
   std::vector<GemmTypes> types{GemmTypes::of(DType::f32)};
   double budget_s = 60;  // wall-clock for the whole run, split evenly between the tasks

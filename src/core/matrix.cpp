@@ -105,8 +105,7 @@ void poison(const MatrixView& m) {
   const TypeInfo& info = type_info(m.dtype);
   const DType part = info.kind == TypeKind::complex ? info.component : m.dtype;
   const std::size_t parts = info.kind == TypeKind::complex ? 2 : 1, es = dtype_size(part);
-  const double value =
-      is_integer(part) ? -1234567.0 : std::numeric_limits<double>::quiet_NaN();
+  const double value = is_integer(part) ? -1234567.0 : std::numeric_limits<double>::quiet_NaN();
   for (std::int64_t e = 0; e < n * std::int64_t(parts); ++e)
     store_from_double(part, static_cast<char*>(m.data) + e * es, value);
 }

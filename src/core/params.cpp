@@ -50,13 +50,13 @@ ParamDesc param(std::string name, std::int64_t def, std::vector<std::int64_t> ca
   return ParamDesc{std::move(name), def, std::move(candidates), std::move(help), min, max, {}};
 }
 
-ParamDesc choice(std::string name, std::int64_t def, std::vector<std::string> labels,
-                 bool tunable, std::string help) {
+ParamDesc choice(std::string name, std::int64_t def, std::vector<std::string> labels, bool tunable,
+                 std::string help) {
   std::vector<std::int64_t> cands;
   if (tunable)
     for (std::size_t i = 0; i < labels.size(); ++i) cands.push_back(std::int64_t(i));
   const auto max = std::int64_t(labels.size()) - 1;
-  return ParamDesc{std::move(name), def, std::move(cands), std::move(help), 0, max,
+  return ParamDesc{std::move(name),  def, std::move(cands), std::move(help), 0, max,
                    std::move(labels)};
 }
 

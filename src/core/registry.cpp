@@ -192,8 +192,7 @@ std::string GemmKernelInfo::runs(const GemmTypes& t, const Device& device) const
   return "";
 }
 
-std::string GemmKernel::can_run(const Device& device, const GemmDesc& desc,
-                                const Params& p) const {
+std::string GemmKernel::can_run(const Device& device, const GemmDesc& desc, const Params& p) const {
   if (std::string why = runs(desc.types, device); !why.empty()) return why;
   if (std::string why = params.check(p); !why.empty())
     return name + " " + params.format(p) + ": " + why;

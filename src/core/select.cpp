@@ -105,9 +105,9 @@ GemmChoice choose_gemm(const Device& device, const GemmDesc& desc, const std::st
     if (why.empty()) return {k->name, r.params, r.source};
     reasons += (reasons.empty() ? "" : "; ") + why;
   }
-  throw Unsupported("no kernel of " + device.id + " can run " + desc.shape() +
-                    (reasons.empty() ? " (no kernel implements these element types here)"
-                                     : ": " + reasons));
+  throw Unsupported(
+      "no kernel of " + device.id + " can run " + desc.shape() +
+      (reasons.empty() ? " (no kernel implements these element types here)" : ": " + reasons));
 }
 
 }  // namespace kafel

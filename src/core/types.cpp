@@ -366,8 +366,7 @@ Compute parse_compute(std::string_view s) {
     if (spelled(s, c.name, c.aliases)) return c.mode;
   std::string names;
   for (const auto& c : kComputes) names += (names.empty() ? "" : ", ") + std::string(c.name);
-  throw InvalidArgument("unknown compute mode '" + std::string(s) + "' (use one of " + names +
-                        ")");
+  throw InvalidArgument("unknown compute mode '" + std::string(s) + "' (use one of " + names + ")");
 }
 
 Compute default_compute(DType storage) {
@@ -536,7 +535,8 @@ std::string_view to_string(Cap c) {
 std::string Caps::names() const {
   std::string out;
   for (std::uint32_t bit = 1; bit != 0 && bit <= bits; bit <<= 1)
-    if (bits & bit) out += (out.empty() ? "" : ", ") + std::string(to_string(static_cast<Cap>(bit)));
+    if (bits & bit)
+      out += (out.empty() ? "" : ", ") + std::string(to_string(static_cast<Cap>(bit)));
   return out;
 }
 

@@ -37,7 +37,9 @@ Norms operand_norms(const GemmDesc& d, const MatrixView& A, const MatrixView& B)
   return n;
 }
 
-bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
+bool is_fp8(DType t) {
+  return t == DType::e4m3 || t == DType::e5m2;
+}
 
 // The smallest positive value of a floating type (its subnormal floor).
 double smallest(DType t) {

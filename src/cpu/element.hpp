@@ -78,7 +78,7 @@ using AccOf = decltype(Storage<D>::widen(typename Storage<D>::T{}));
 
 // C's storage for the natural roles of A's storage type (GemmTypes::of, as a constant).
 template <DType A>
-inline constexpr DType kNaturalC = A == DType::i8                          ? DType::i32
+inline constexpr DType kNaturalC = A == DType::i8                         ? DType::i32
                                    : A == DType::e4m3 || A == DType::e5m2 ? DType::bf16
                                                                           : A;
 

@@ -33,8 +33,7 @@ void columns(const GemmArgs& g, std::int64_t j0, std::int64_t j1) {
         const S* row = a + i * g.lda;
         for (std::int64_t p = 0; p < d.k; ++p) sum += load<Acc, SA>(row[p]) * column[p];
       } else {
-        for (std::int64_t p = 0; p < d.k; ++p)
-          sum += load<Acc, SA>(a[p * g.lda + i]) * column[p];
+        for (std::int64_t p = 0; p < d.k; ++p) sum += load<Acc, SA>(a[p * g.lda + i]) * column[p];
       }
       auto& cij = c[i * g.ldc + j];
       cij = store<SC>(d.beta != 0.0 ? alpha * sum + beta * load<Acc, SC>(cij) : alpha * sum);
@@ -45,11 +44,10 @@ void columns(const GemmArgs& g, std::int64_t j0, std::int64_t j1) {
 // threads <= 0: the common policy (default_threads).
 void gemm_cached_column(const GemmArgs& args, int threads) {
   const std::int64_t n = args.desc.n;
-  const std::int64_t count = std::clamp<std::int64_t>(threads > 0 ? threads : default_threads(),
-                                                      1, std::max<std::int64_t>(n, 1));
+  const std::int64_t count = std::clamp<std::int64_t>(threads > 0 ? threads : default_threads(), 1,
+                                                      std::max<std::int64_t>(n, 1));
   auto work = [&](std::int64_t j0, std::int64_t j1) {
-    dispatch_roles(args.desc.types,
-                   [&]<DType SA, DType SC>() { columns<SA, SC>(args, j0, j1); });
+    dispatch_roles(args.desc.types, [&]<DType SA, DType SC>() { columns<SA, SC>(args, j0, j1); });
   };
   if (count == 1) {
     work(0, n);

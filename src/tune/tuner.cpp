@@ -26,14 +26,38 @@ std::vector<Params> seed_points(const std::string& kernel) {
   if (kernel != "ocl.reg") return {};
   return {
       // PoCL on a 2-core AVX-512 CPU: no barriers, 16-wide accumulators, per-tile panels.
-      {{"MWG", 32}, {"NWG", 64}, {"KWG", 8}, {"MDIMC", 8}, {"NDIMC", 4}, {"VWM", 4},
-       {"VWN", 16}, {"SA", 0}, {"SB", 0}, {"PK", 1}},
+      {{"MWG", 32},
+       {"NWG", 64},
+       {"KWG", 8},
+       {"MDIMC", 8},
+       {"NDIMC", 4},
+       {"VWM", 4},
+       {"VWN", 16},
+       {"SA", 0},
+       {"SB", 0},
+       {"PK", 1}},
       // NVIDIA H200 at 4096: A staged in local memory, B through L1, 16x4 outputs per item.
-      {{"MWG", 32}, {"NWG", 64}, {"KWG", 16}, {"MDIMC", 2}, {"NDIMC", 16}, {"VWM", 4},
-       {"VWN", 4}, {"SA", 1}, {"SB", 0}, {"PK", 1}},
+      {{"MWG", 32},
+       {"NWG", 64},
+       {"KWG", 16},
+       {"MDIMC", 2},
+       {"NDIMC", 16},
+       {"VWM", 4},
+       {"VWN", 4},
+       {"SA", 1},
+       {"SB", 0},
+       {"PK", 1}},
       // NVIDIA H200 at 1024.
-      {{"MWG", 128}, {"NWG", 64}, {"KWG", 32}, {"MDIMC", 16}, {"NDIMC", 16}, {"VWM", 4},
-       {"VWN", 4}, {"SA", 1}, {"SB", 1}, {"PK", 0}},
+      {{"MWG", 128},
+       {"NWG", 64},
+       {"KWG", 32},
+       {"MDIMC", 16},
+       {"NDIMC", 16},
+       {"VWM", 4},
+       {"VWN", 4},
+       {"SA", 1},
+       {"SB", 1},
+       {"PK", 0}},
   };
 }
 

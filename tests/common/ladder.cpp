@@ -38,8 +38,7 @@ void check(const Device& dev, const LadderCase& c, const GemmDesc& d, const Prob
     EXPECT_TRUE(r.verify.passed) << describe(c.kernel, p, opt) << " " << format_params(params)
                                  << ": " << r.verify.message;
   } catch (const Error& e) {
-    ADD_FAILURE() << describe(c.kernel, p, opt) << " " << format_params(params) << ": "
-                  << e.what();
+    ADD_FAILURE() << describe(c.kernel, p, opt) << " " << format_params(params) << ": " << e.what();
   }
 }
 
@@ -114,8 +113,8 @@ void ladder_odd_shapes(const std::optional<Device>& dev, const LadderCase& c) {
         ++seed;
         ProblemOptions opt;
         opt.seed = seed;
-        check(*dev, c, {s.m, s.n, s.k, oa, ob, alpha_of(seed, c.types), beta_of(seed, c.types),
-                        c.types},
+        check(*dev, c,
+              {s.m, s.n, s.k, oa, ob, alpha_of(seed, c.types), beta_of(seed, c.types), c.types},
               opt, c.params);
       }
   }
@@ -207,8 +206,8 @@ void ladder_sampled_params(const std::optional<Device>& dev, const LadderCase& c
       if (!d.candidates.empty()) p[d.name] = d.candidates[rng() % d.candidates.size()];
     if (!k.params.check(p).empty()) continue;
     ++found;
-    const GemmDesc d{37, 45, 29, Op::N, Op::T, scalar_for(c.types, 1.5), scalar_for(c.types, 0.25),
-                     c.types};
+    const GemmDesc d{
+        37, 45, 29, Op::N, Op::T, scalar_for(c.types, 1.5), scalar_for(c.types, 0.25), c.types};
     // A valid point may still exceed this device's limits: it must be refused with
     // Unsupported before anything is launched (never a DeviceError or a build log).
     try {
@@ -225,8 +224,8 @@ void ladder_sampled_params(const std::optional<Device>& dev, const LadderCase& c
     go.params = p;
     try {
       const CheckedRun r = run_verified(*dev, d, prob.a, prob.b, prob.c0, prob.c, go);
-      EXPECT_TRUE(r.verify.passed) << c.kernel << " " << k.params.format(p) << ": "
-                                   << r.verify.message;
+      EXPECT_TRUE(r.verify.passed)
+          << c.kernel << " " << k.params.format(p) << ": " << r.verify.message;
     } catch (const Unsupported& e) {  // a limit only the built kernel reveals (OpenCL)
       GTEST_LOG_(INFO) << c.kernel << " " << k.params.format(p) << ": " << e.what();
     } catch (const Error& e) {

@@ -7,7 +7,6 @@
 
 #include "kafel/bench.hpp"
 
-
 namespace kafel::test {
 namespace {
 

@@ -98,7 +98,7 @@ TEST(Bench, UnsupportedIsSkippedNotFailed) {
   EXPECT_FALSE(r.failed());
 
   BenchRecord t = bench_kernel(cpu, fake_kernel("fake.f32only", 1),
-                             GemmDesc{4, 4, 4, Op::N, Op::N, 1, 0, DType::f64}, quick());
+                               GemmDesc{4, 4, 4, Op::N, Op::N, 1, 0, DType::f64}, quick());
   EXPECT_EQ(t.status, "skipped");
 }
 

@@ -234,8 +234,10 @@ TEST(Hardening, ConcurrentTunersOnOneDatabaseKeepEveryEntry) {
   const std::vector<std::string> types = {"f32", "f64", "i32", "f16"};
   std::string cmd = "cd '" + dir.path().string() + "' && (";
   for (const auto& t : types)
-    cmd += "timeout 120 '" KAFEL_CLI_PATH "' tune --device cpu --kernels cpu.cached_column "
-           "--sizes 32 --budget 1 --types " + t + " --db '" + db + "' >" + t + ".txt 2>&1 & ";
+    cmd += "timeout 120 '" KAFEL_CLI_PATH
+           "' tune --device cpu --kernels cpu.cached_column "
+           "--sizes 32 --budget 1 --types " +
+           t + " --db '" + db + "' >" + t + ".txt 2>&1 & ";
   cmd += "wait)";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   const auto doc = nlohmann::json::parse(read_bytes(db));

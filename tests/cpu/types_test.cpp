@@ -42,12 +42,12 @@ TEST(Types, SixteenAndEightBitFloatsRoundTripEveryPattern) {
 }
 
 TEST(Types, RoundToNearestEvenAndOverflow) {
-  EXPECT_EQ(round_to(DType::bf16, 1.0 + 0x1p-8), 1.0);             // tie: to even (1.0)
+  EXPECT_EQ(round_to(DType::bf16, 1.0 + 0x1p-8), 1.0);               // tie: to even (1.0)
   EXPECT_EQ(round_to(DType::bf16, 1.0 + 3 * 0x1p-8), 1.0 + 0x1p-6);  // tie: to even (up)
   EXPECT_EQ(round_to(DType::f16, 65504.0), 65504.0);
   EXPECT_TRUE(std::isinf(round_to(DType::f16, 65520.0)));  // rounds past the largest finite
   EXPECT_EQ(round_to(DType::e4m3, 448.0), 448.0);
-  EXPECT_EQ(round_to(DType::e4m3, 460.0), 448.0);  // below the halfway point 464
+  EXPECT_EQ(round_to(DType::e4m3, 460.0), 448.0);         // below the halfway point 464
   EXPECT_TRUE(std::isnan(round_to(DType::e4m3, 480.0)));  // e4m3 has no infinity
   EXPECT_EQ(round_to(DType::e5m2, 57344.0), 57344.0);
   EXPECT_TRUE(std::isinf(round_to(DType::e5m2, 1e6)));
@@ -109,9 +109,9 @@ TEST(Roles, IntegerGemmRefusesFractionalScalars) {
 }
 
 TEST(Params, LabelsParseAndPrintByName) {
-  ParamSpace s{{choice("isa", 0, {"auto", "generic", "avx2"}, true, ""),
-                param("TS", 8, {8, 16}, 1, 64, "")},
-               nullptr};
+  ParamSpace s{
+      {choice("isa", 0, {"auto", "generic", "avx2"}, true, ""), param("TS", 8, {8, 16}, 1, 64, "")},
+      nullptr};
   const Params p = s.parse("isa=avx2,TS=16");
   EXPECT_EQ(p.at("isa"), 2);
   EXPECT_EQ(s.format(p), "TS=16 isa=avx2");
