@@ -79,6 +79,10 @@ Matrix read_npy(const std::string& path, NpyHeader* header = nullptr);
 // Writes a 2-D array (C order for row-major views, Fortran order for column-major ones), or a
 // 1-D array when `one_d` is set and the view has one row or one column.
 void write_npy(const std::string& path, const MatrixView& m, bool one_d = false);
+// Writes float64 results as a C-order .npy of `shape` (1 or more dimensions, e.g. batch x C x C):
+// '<f8' from `re` alone, complex128 ('<c16', re and im interleaved) when `im` is given.
+void write_npy_f64(const std::string& path, const std::vector<std::int64_t>& shape,
+                   const double* re, const double* im = nullptr);
 
 // ---- raw float32 samples -----------------------------------------------------------------
 // Planar: channel 0's samples, then channel 1's, ... (channels x N row-major).

@@ -3,6 +3,8 @@
 // core: every test trusts it.
 #include <algorithm>
 #include <chrono>
+#include <exception>
+#include <limits>
 #include <vector>
 
 #include "core/cov_backend.hpp"
@@ -14,10 +16,11 @@ namespace {
 
 constexpr std::int64_t kBlock = 512;
 
-// Parts of the sample range (one per thread, at least 65536 samples each). The partial sums
-// are merged in part order, so the result depends only on the thread count.
+// Parts of the sample range (one per thread, at least 4096 samples each: many channels make
+// even short blocks long work). The partial sums are merged in part order, so the result
+// depends only on the thread count.
 int part_count(std::int64_t samples) {
-  return static_cast<int>(std::clamp<std::int64_t>(samples / 65536, 1, default_threads()));
+  return static_cast<int>(std::clamp<std::int64_t>(samples / 4096, 1, default_threads()));
 }
 
 // Lane k, sample n of one batch as double (lane addressing: re and im are lanes of their own).
@@ -75,12 +78,19 @@ void add_products(const Lanes& x, std::int64_t lanes, const double* mean, std::i
 }
 
 // One batch: pass 1 sums the lanes per range; pass 2 takes centred products around the exact
-// means, so the ranges' partial co-moments simply add.
-void batch_moments(const CovArgs& a, std::int64_t batch, CovMoments& out) {
+// means, so the ranges' partial co-moments simply add. `t` ranges on the pool, or with t == 1
+// on the calling thread (the batch-parallel path).
+void batch_moments(const CovArgs& a, std::int64_t batch, int t, CovMoments& out) {
   const Lanes x{a.data, a.desc.type, lane_addressing(a), batch};
   const std::int64_t lanes = a.desc.lanes(), n = a.desc.samples;
   const auto k = static_cast<std::size_t>(lanes);
-  const int t = part_count(n);
+  const auto parallel_parts = [t](int parts, int threads, const auto& fn) {
+    if (t == 1) {
+      fn(0, 0);
+    } else {
+      kafel::parallel_parts(parts, threads, fn);
+    }
+  };
   // Scratch is allocated here, per thread: pool jobs must not throw (bad_alloc included).
   std::vector<std::vector<double>> sums(t, std::vector<double>(k)),
       moms(t, std::vector<double>(k * k)), scratch(t, std::vector<double>(k * kBlock));
@@ -107,7 +117,24 @@ void batch_moments(const CovArgs& a, std::int64_t batch, CovMoments& out) {
 
 void reference_moments(const CovArgs& a, CovMoments& out) {
   out.reset(a.desc);
-  for (std::int64_t b = 0; b < a.desc.batch; ++b) batch_moments(a, b, out);
+  const std::int64_t batches = a.desc.batch;
+  const int parts = part_count(a.desc.samples), threads = default_threads();
+  if (batches == 1 || parts >= threads || batches > std::numeric_limits<int>::max()) {
+    for (std::int64_t b = 0; b < batches; ++b) batch_moments(a, b, parts, out);
+    return;
+  }
+  // Short blocks in a batch: one batch per pool part. Pool jobs must not throw, so an error
+  // (bad_alloc) is kept and rethrown here.
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(batches));
+  kafel::parallel_parts(static_cast<int>(batches), threads, [&](int b, int) {
+    try {
+      batch_moments(a, b, 1, out);
+    } catch (...) {
+      errors[static_cast<std::size_t>(b)] = std::current_exception();
+    }
+  });
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
 }
 
 CovResult reference_covariance(const SamplesView& s, std::int64_t ddof) {

@@ -121,7 +121,7 @@ GemmKernel fixed_rung(std::string name, std::string summary, int rung,
   k.types = tensor_types();
   // Op-T operands are transposed on the device first (inside the timed region): the kernels
   // read A k-contiguous and B n-contiguous.
-  const PlanTraits traits{OperandForm::ops_n, {}};
+  const PlanTraits traits{OperandForm::ops_n, {}, {}};
   k.make_plan = [table, name, traits](const Device& d, const GemmDesc& desc, const Params& p) {
     Launcher launch = [table, name](const DeviceGemm& g, const Params&, cudaStream_t s) {
       const Compiled* c = find(table(), g.desc.types);

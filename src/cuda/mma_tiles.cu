@@ -151,7 +151,7 @@ void launch_tiles(const DeviceGemm& g, const Params& p, cudaStream_t s) {
   c->launch(problem_of(g), s);
 }
 
-const PlanTraits kOpsN{OperandForm::ops_n, {}};
+const PlanTraits kOpsN{OperandForm::ops_n, {}, {}};
 
 GemmKernel tiles_kernel() {
   GemmKernel k;

@@ -1,5 +1,6 @@
 // NumPy .npy reading and writing: versions 1.0-3.0, the real types NumPy describes (<f4 <f8 <i4
 // <f2 |i1), C and Fortran order; the header dict is parsed strictly, anything else is refused.
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <sstream>
@@ -242,16 +243,14 @@ std::string descr_of(DType t) {
 }
 
 // Header dict padded with spaces so the data starts on a 64-byte boundary.
-std::string make_header(const MatrixView& m, bool one_d, int* major) {
-  bool fortran = !one_d && m.layout == Layout::ColMajor;
+// The padded header dictionary of a C- or Fortran-order array of `shape`.
+std::string make_header(std::string_view descr, bool fortran,
+                        const std::vector<std::int64_t>& shape, int* major) {
   std::ostringstream os;
-  os << "{'descr': '" << descr_of(m.dtype) << "', 'fortran_order': " << (fortran ? "True" : "False")
+  os << "{'descr': '" << descr << "', 'fortran_order': " << (fortran ? "True" : "False")
      << ", 'shape': (";
-  if (one_d) {
-    os << m.rows * m.cols << ",), }";
-  } else {
-    os << m.rows << ", " << m.cols << "), }";
-  }
+  for (std::size_t i = 0; i < shape.size(); ++i) os << (i ? ", " : "") << shape[i];
+  os << (shape.size() == 1 ? ",), }" : "), }");
   std::string dict = os.str();
   *major = dict.size() + 11 > 65535 ? 2 : 1;
   std::size_t prefix = *major == 1 ? 10 : 12;
@@ -259,6 +258,11 @@ std::string make_header(const MatrixView& m, bool one_d, int* major) {
   dict.append(total - prefix - dict.size() - 1, ' ');
   dict.push_back('\n');
   return dict;
+}
+
+std::string make_header(const MatrixView& m, bool one_d, int* major) {
+  if (one_d) return make_header(descr_of(m.dtype), false, {m.rows * m.cols}, major);
+  return make_header(descr_of(m.dtype), m.layout == Layout::ColMajor, {m.rows, m.cols}, major);
 }
 
 void write_preamble(AtomicFile& f, int major, std::size_t len) {
@@ -322,6 +326,37 @@ void write_npy(const std::string& path, const MatrixView& m, bool one_d) {
     for (std::int64_t j = 0; j < v.cols; ++j) f.write(v.address(0, j), dtype_size(v.dtype));
   } else {
     write_data(f, v);
+  }
+  f.commit();
+}
+
+void write_npy_f64(const std::string& path, const std::vector<std::int64_t>& shape,
+                   const double* re, const double* im) {
+  std::int64_t n = 1;
+  for (std::int64_t d : shape) {
+    if (d < 0) throw InvalidArgument("a .npy shape needs non-negative extents");
+    n = checked_mul(n, d);
+  }
+  if (n > 0 && !re) throw InvalidArgument("write_npy_f64: no data");
+  int major = 1;
+  const std::string header = make_header(im ? "<c16" : "<f8", false, shape, &major);
+  AtomicFile f(path);
+  write_preamble(f, major, header.size());
+  f.write(header.data(), header.size());
+  if (!im) {
+    f.write(re, std::size_t(n) * sizeof(double));
+  } else {
+    std::vector<double> pairs;
+    constexpr std::int64_t kChunk = 1 << 16;  // complex values per write
+    for (std::int64_t i = 0; i < n; i += kChunk) {
+      const std::int64_t len = std::min(kChunk, n - i);
+      pairs.resize(std::size_t(2 * len));
+      for (std::int64_t k = 0; k < len; ++k) {
+        pairs[std::size_t(2 * k)] = re[i + k];
+        pairs[std::size_t(2 * k + 1)] = im[i + k];
+      }
+      f.write(pairs.data(), pairs.size() * sizeof(double));
+    }
   }
   f.commit();
 }

@@ -54,7 +54,7 @@ BenchOptions quick() {
 
 TEST(Bench, RealKernelGivesAVerifiedSaneRecord) {
   Device cpu = select_device("cpu");
-  GemmDesc d{16, 24, 8};
+  GemmDesc d{16, 24, 8, Op::N, Op::N, 1.0, 0.0, DType::f32};
   BenchRecord r = bench_gemm(cpu, "cpu.naive", d, quick());
   EXPECT_EQ(r.status, "ok") << r.error;
   EXPECT_TRUE(r.verified);
@@ -90,8 +90,8 @@ TEST(Bench, TransposedAndF64ProblemsVerify) {
 
 TEST(Bench, UnsupportedIsSkippedNotFailed) {
   Device cpu = select_device("cpu");
-  BenchRecord r =
-      bench_kernel(cpu, fake_kernel("fake.unsupported", 0), GemmDesc{16, 16, 16}, quick());
+  BenchRecord r = bench_kernel(cpu, fake_kernel("fake.unsupported", 0),
+                               GemmDesc{16, 16, 16, Op::N, Op::N, 1.0, 0.0, DType::f32}, quick());
   EXPECT_EQ(r.status, "skipped");
   EXPECT_EQ(r.error.rfind("skipped: ", 0), 0u) << r.error;
   EXPECT_NE(r.error.find("above 8"), std::string::npos);
@@ -104,7 +104,7 @@ TEST(Bench, UnsupportedIsSkippedNotFailed) {
 
 TEST(Bench, ProblemsLargerThanMemoryAreSkipped) {
   Device cpu = select_device("cpu");
-  GemmDesc huge{1 << 20, 1 << 20, 1 << 20};
+  GemmDesc huge{1 << 20, 1 << 20, 1 << 20, Op::N, Op::N, 1.0, 0.0, DType::f32};
   BenchRecord r = bench_gemm(cpu, "cpu.naive", huge, quick());
   EXPECT_EQ(r.status, "skipped");
   EXPECT_NE(r.error.find("memory"), std::string::npos) << r.error;
@@ -112,7 +112,8 @@ TEST(Bench, ProblemsLargerThanMemoryAreSkipped) {
 
 TEST(Bench, WrongResultsFailVerificationAndAreNotTimed) {
   Device cpu = select_device("cpu");
-  BenchRecord r = bench_kernel(cpu, fake_kernel("fake.wrong", 1), GemmDesc{8, 8, 8}, quick());
+  BenchRecord r = bench_kernel(cpu, fake_kernel("fake.wrong", 1),
+                               GemmDesc{8, 8, 8, Op::N, Op::N, 1.0, 0.0, DType::f32}, quick());
   EXPECT_EQ(r.status, "failed");
   EXPECT_FALSE(r.verified);
   EXPECT_EQ(r.median_ms, 0);
@@ -122,7 +123,8 @@ TEST(Bench, WrongResultsFailVerificationAndAreNotTimed) {
 
 TEST(Bench, DeviceErrorsAreRecordedAsFailures) {
   Device cpu = select_device("cpu");
-  BenchRecord r = bench_kernel(cpu, fake_kernel("fake.lost", 2), GemmDesc{8, 8, 8}, quick());
+  BenchRecord r = bench_kernel(cpu, fake_kernel("fake.lost", 2),
+                               GemmDesc{8, 8, 8, Op::N, Op::N, 1.0, 0.0, DType::f32}, quick());
   EXPECT_EQ(r.status, "failed");
   EXPECT_NE(r.error.find("fake device lost"), std::string::npos);
 }
@@ -196,7 +198,7 @@ TEST(BenchReport, JsonAndCsvCarryTheFields) {
 }
 
 TEST(BenchReport, ProgressLine) {
-  GemmDesc d{512, 512, 512};
+  GemmDesc d{512, 512, 512, Op::N, Op::N, 1.0, 0.0, DType::f32};
   EXPECT_EQ(progress_line(3, 12, "cpu.naive", d), "[3/12] cpu.naive 512x512x512 f32 ...");
 }
 

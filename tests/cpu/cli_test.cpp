@@ -210,6 +210,38 @@ TEST(Cli, BenchAndGemmTakeElementRoles) {
                         "with --compute tf32");
 }
 
+// --batch: strided batches of each size, every matrix verified, GFLOP/s over the whole batch.
+TEST(Cli, BenchRunsBatches) {
+  ScratchDir dir("cli");
+  Result r = kafel(dir,
+                   "bench --device cpu --kernels cpu.naive,cpu.packed --sizes 16,8x12x20 "
+                   "--batch 37 --warmup 0 --reps 1 --json r.json");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  auto doc = nlohmann::json::parse(read_bytes(dir.file("r.json")));
+  ASSERT_EQ(doc["records"].size(), 4u);
+  for (const auto& rec : doc["records"]) {
+    EXPECT_EQ(rec["batch"], 37) << rec.dump();
+    EXPECT_TRUE(rec["verified"].get<bool>()) << rec.dump();
+  }
+  EXPECT_NE(r.out.find("b37"), std::string::npos) << r.out;
+  expect_one_line_error(kafel(dir, "bench --device cpu --sizes 8 --batch 0"), "--batch");
+}
+
+// --kernels default: per size, the kernel and parameters gemm() would use (cpu.small for small
+// problems, docs/cpu.md), verified and timed like any other.
+TEST(Cli, BenchTheDefaultChoice) {
+  ScratchDir dir("cli");
+  Result r = kafel(dir,
+                   "bench --device cpu --kernels default --sizes 32,200 --warmup 0 --reps 1 "
+                   "--json r.json");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  auto doc = nlohmann::json::parse(read_bytes(dir.file("r.json")));
+  ASSERT_EQ(doc["records"].size(), 2u);
+  EXPECT_EQ(doc["records"][0]["kernel"], "cpu.small");
+  EXPECT_NE(doc["records"][1]["kernel"], "cpu.small");
+  for (const auto& rec : doc["records"]) EXPECT_TRUE(rec["verified"].get<bool>()) << rec.dump();
+}
+
 TEST(Cli, BenchSweepsAParameter) {
   ScratchDir dir("cli");
   Result r = kafel(dir,

@@ -5,13 +5,16 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "kafel/io.hpp"
+#include "kafel/matrix.hpp"
 
 namespace {
 
@@ -130,6 +133,139 @@ TEST(CovCli, BadInput) {
   EXPECT_NE(r.err.find("layout"), std::string::npos) << r.err;
   EXPECT_NE(kafel("--device cpu --signal sawtooth --samples 100").code, 0);
   EXPECT_NE(kafel("--device cpu --samples 100 --input /nonexistent/x.f32").code, 0);
+}
+
+// A float64 / complex128 .npy as the CLI writes it: descr, shape text and the doubles after the
+// header (re, im interleaved for complex).
+struct NpyDoubles {
+  std::string header;
+  std::vector<double> values;
+};
+
+NpyDoubles read_doubles(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_GE(bytes.size(), 10u);
+  if (bytes.size() < 10) return {};
+  const std::size_t len = std::uint8_t(bytes[8]) | (std::size_t(std::uint8_t(bytes[9])) << 8);
+  NpyDoubles out{bytes.substr(10, len), {}};
+  out.values.resize((bytes.size() - 10 - len) / 8);
+  std::memcpy(out.values.data(), bytes.data() + 10 + len, out.values.size() * 8);
+  return out;
+}
+
+// Complex samples in batches: every block verified, the JSON names type and batch, the output
+// is complex128 batch x C x C and exactly Hermitian.
+TEST(CovCli, ComplexBatchesVerifiedAndHermitian) {
+  const std::string json = tmp("cbatch.json"), out = tmp("cbatch.npy");
+  const Ran r = kafel(
+      "--device cpu --type cf32 --channels 5 --samples 3001 --batch 3 --blocks 2 --signal "
+      "offset --verify --json " +
+      json + " --out " + out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json j;
+  std::ifstream(json) >> j;
+  EXPECT_EQ(j["type"], "cf32");
+  EXPECT_EQ(j["batch"], 3);
+  EXPECT_EQ(j["verified_blocks"], 2);
+  EXPECT_LE(j["rel_err"].get<double>(), 1e-6);
+  const NpyDoubles c = read_doubles(out);
+  EXPECT_NE(c.header.find("'descr': '<c16'"), std::string::npos) << c.header;
+  EXPECT_NE(c.header.find("'shape': (3, 5, 5)"), std::string::npos) << c.header;
+  ASSERT_EQ(c.values.size(), 3u * 5 * 5 * 2);
+  for (int b = 0; b < 3; ++b)
+    for (int i = 0; i < 5; ++i)
+      for (int k = 0; k < 5; ++k) {
+        const std::size_t ik = 2 * std::size_t((b * 5 + i) * 5 + k);
+        const std::size_t ki = 2 * std::size_t((b * 5 + k) * 5 + i);
+        EXPECT_EQ(c.values[ik], c.values[ki]);
+        EXPECT_EQ(c.values[ik + 1], -c.values[ki + 1]);
+      }
+  EXPECT_NEAR(c.values[0], 2.0, 0.3);  // offset signal: re and im each of variance 1
+}
+
+// --triangle packs the same numbers: lower triangle row by row, per batch.
+TEST(CovCli, TrianglePacksTheLowerTriangle) {
+  const std::string full = tmp("full.npy"), tri = tmp("tri.npy");
+  const std::string args = "--device cpu --type ci8 --channels 4 --samples 999 --batch 2 --out ";
+  ASSERT_EQ(kafel(args + full).code, 0);
+  const Ran r = kafel(args + tri + " --triangle");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const NpyDoubles f = read_doubles(full), t = read_doubles(tri);
+  EXPECT_NE(t.header.find("'shape': (2, 10)"), std::string::npos) << t.header;
+  ASSERT_EQ(f.values.size(), 2u * 16 * 2);
+  ASSERT_EQ(t.values.size(), 2u * 10 * 2);
+  std::size_t p = 0;
+  for (int b = 0; b < 2; ++b)
+    for (int i = 0; i < 4; ++i)
+      for (int k = 0; k <= i; ++k, ++p) {
+        const std::size_t ik = 2 * std::size_t((b * 4 + i) * 4 + k);
+        EXPECT_EQ(t.values[2 * p], f.values[ik]);
+        EXPECT_EQ(t.values[2 * p + 1], f.values[ik + 1]);
+      }
+}
+
+// Channels come from the .npy's shape when --channels is not given, in either layout.
+TEST(CovCli, ChannelsFromTheNpyShape) {
+  kafel::Matrix planar(kafel::DType::f32, 7, 500), inter(kafel::DType::f32, 500, 7);
+  for (std::int64_t c = 0; c < 7; ++c)
+    for (std::int64_t n = 0; n < 500; ++n) {
+      planar.set(c, n, float((c + 1) * ((n * 37 + c) % 11)));
+      inter.set(n, c, float((c + 1) * ((n * 37 + c) % 11)));
+    }
+  const std::string p = tmp("planar.npy"), i = tmp("inter.npy"), json = tmp("npy.json");
+  kafel::write_npy(p, planar.view());
+  kafel::write_npy(i, inter.view());
+  for (const std::string& args : {"--input " + p, "--input " + i + " --layout interleaved"}) {
+    const Ran r = kafel("--device cpu --verify --json " + json + " " + args);
+    ASSERT_EQ(r.code, 0) << args << ": " << r.err;
+    nlohmann::json j;
+    std::ifstream(json) >> j;
+    EXPECT_EQ(j["channels"], 7) << args;
+    EXPECT_EQ(j["samples"], 500) << args;
+  }
+  const Ran wrong = kafel("--device cpu --channels 10 --input " + p);
+  EXPECT_NE(wrong.code, 0);
+  EXPECT_NE(wrong.err.find("7 channels"), std::string::npos) << wrong.err;
+}
+
+// --bench takes every sample type and batches; the JSON carries the compute floor and the bound.
+TEST(CovCli, BenchComplexBatches) {
+  const std::string json = tmp("cbench.json");
+  const Ran r = kafel(
+      "--device cpu --bench --type cf32 --channels 17 --samples 4001 --batch 2 --reps 1 "
+      "--warmup 0 --signal offset --json " +
+      json);
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json j;
+  std::ifstream(json) >> j;
+  EXPECT_EQ(j["type"], "cf32");
+  EXPECT_EQ(j["batch"], 2);
+  int ok = 0;
+  for (const auto& k : j["kernels"]) {
+    EXPECT_NE(k["status"], "failed") << k.dump();
+    if (k["status"] != "ok") continue;
+    ++ok;
+    EXPECT_LE(k["rel_err"].get<double>(), 1e-6) << k.dump();
+    EXPECT_TRUE(k.contains("compute_floor_ms")) << k.dump();
+    EXPECT_TRUE(k["bound"] == "memory" || k["bound"] == "compute") << k.dump();
+  }
+  EXPECT_GE(ok, 2);
+}
+
+TEST(CovCli, BadSampleTypes) {
+  Ran r = kafel("--device cpu --type f64 --samples 100");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("not a covariance sample type"), std::string::npos) << r.err;
+  r = kafel("--device cpu --type bogus --samples 100");
+  EXPECT_NE(r.code, 0);
+  const std::string raw = tmp("typed.f32");
+  write_floats(raw, {1, 2, 3, 4, 5, 6, 7, 8});
+  r = kafel("--device cpu --type cf32 --channels 2 --input " + raw);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("--input reads float32"), std::string::npos) << r.err;
+  r = kafel("--device cpu --batch 0 --samples 100");
+  EXPECT_NE(r.code, 0);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@ struct BenchCli {
   std::vector<std::string> params;
   std::string block, grid, json, csv;
   int warmup = 10, reps = 20, threads = 0;
+  std::int64_t batch = 1;
   std::uint64_t seed = 1;
   bool no_rotate = false;
 };
@@ -29,10 +30,17 @@ struct Job {
 };
 
 // Kernels named on the command line, "all" meaning every non-baseline kernel of the backend.
-std::vector<GemmKernelInfo> named_kernels(const Device& dev, const std::string& list, bool* all) {
+// --kernels: names, "all" (every non-baseline kernel) and "default" (the one choose_gemm picks
+// for each size and roles, with its shape-aware parameters; see make_jobs).
+std::vector<GemmKernelInfo> named_kernels(const Device& dev, const std::string& list, bool* all,
+                                          bool* by_default) {
   std::vector<GemmKernelInfo> out;
-  *all = false;
+  *all = *by_default = false;
   for (const auto& name : split_list(list)) {
+    if (name == "default") {
+      *by_default = true;
+      continue;
+    }
     if (name != "all") {
       out.push_back(gemm_kernel(dev, name));
       continue;
@@ -42,7 +50,8 @@ std::vector<GemmKernelInfo> named_kernels(const Device& dev, const std::string& 
       if (!k.baseline) out.push_back(k);
     }
   }
-  if (out.empty()) throw InvalidArgument("no kernels selected (--kernels a,b or all)");
+  if (out.empty() && !*by_default)
+    throw InvalidArgument("no kernels selected (--kernels a,b, all or default)");
   return out;
 }
 
@@ -72,7 +81,7 @@ std::vector<GemmTypes> requested_roles(const BenchCli& o) {
 }
 
 std::vector<Job> make_jobs(const Device& dev, const BenchCli& o,
-                           const std::vector<GemmKernelInfo>& kernels, bool all,
+                           const std::vector<GemmKernelInfo>& kernels, bool all, bool by_default,
                            const Sweep& sweep) {
   const auto sizes = parse_sizes(o.sizes);
   const auto roles = requested_roles(o);
@@ -82,7 +91,15 @@ std::vector<Job> make_jobs(const Device& dev, const BenchCli& o,
   for (const GemmTypes& t : roles) {
     for (const GemmSize& s : sizes) {
       GemmDesc d{s.m, s.n, s.k, Op::N, Op::N, 1.0, 0.0, t};
+      d.batch = o.batch;
       d.validate();
+      if (by_default) {
+        // The default choice as gemm() makes it; a problem no kernel runs is left to the rest.
+        try {
+          jobs.push_back({gemm_kernel(dev, choose_gemm(dev, d).kernel), d, {}});
+        } catch (const Unsupported&) {
+        }
+      }
       for (std::size_t i = 0; i < kernels.size(); ++i) {
         const auto& k = kernels[i];
         // "all" means those that can run the roles here; a kernel named explicitly is
@@ -142,8 +159,8 @@ int run_bench(const BenchCli& o) {
   check_environment();
   check_outputs({{"--json", o.json}, {"--csv", o.csv}}, {});
   Device dev = select_device(o.device);
-  bool all = false;
-  auto kernels = named_kernels(dev, o.kernels, &all);
+  bool all = false, by_default = false;
+  auto kernels = named_kernels(dev, o.kernels, &all, &by_default);
   std::vector<std::string> baselines;
   for (const auto& which : split_list(o.vs)) {
     baselines.push_back(pick_baseline(dev, which));
@@ -151,7 +168,7 @@ int run_bench(const BenchCli& o) {
   }
   Sweep sweep = make_sweep(o);
   check_sweep_used(sweep, kernels);
-  auto jobs = make_jobs(dev, o, kernels, all, sweep);
+  auto jobs = make_jobs(dev, o, kernels, all, by_default, sweep);
   if (jobs.empty()) throw InvalidArgument("no kernel of " + dev.id + " runs the types asked");
   std::cout << "device " << dev.id << "  " << dev.name << '\n';
   auto records = run_jobs(dev, jobs, o);
@@ -182,12 +199,16 @@ Run setup_bench(CLI::App& sub) {
       "Exit codes: 0 all verified, 1 error or every case skipped, 2 usage, 3 a result failed\n"
       "verification.");
   sub.add_option("--device", o->device, "cpu, opencl:P:D, cuda:N or a name substring");
-  sub.add_option("--kernels", o->kernels, "Comma list of kernel names, or all")
+  sub.add_option("--kernels", o->kernels,
+                 "Comma list of kernel names, all, or default (the kernel and parameters the "
+                 "library picks for each size)")
       ->capture_default_str();
   sub.add_option("--sizes", o->sizes, "Comma list of N (N x N x N) or MxNxK")
       ->capture_default_str();
   sub.add_option("--types", o->types, "Comma list of storage types or roles (default f32)");
   sub.add_option("--type", o->type, "One storage type or roles (joins --types)");
+  int_option(sub, "--batch", o->batch, 1, kMaxCount,
+             "Independent products of each size (batched GEMM, strided; all are verified)");
   sub.add_option("--compute", o->compute, "Compute mode for every type: f32 f64 i32 tf32 3xtf32");
   sub.add_option("--vs", o->vs, "Baselines to compare with: openblas, cublas, clblast");
   int_option(sub, "--warmup", o->warmup, 0, kMaxCount, "Warm-up runs (capped at about 1 s)");

@@ -27,11 +27,13 @@ constexpr std::int64_t kMaxSamples = std::int64_t(1) << 40;
 
 struct CovCli {
   std::string device, kernel, params, signal = "seed", layout = "planar", input, out, json;
-  std::int64_t channels = 10, samples = 4194304, blocks = 1, ddof = 1;
+  std::string type = "f32";
+  std::int64_t channels = 10, samples = 4194304, blocks = 1, ddof = 1, batch = 1;
   double rate = 0, deadline_ms = 50;
   int depth = 3, reps = 20, warmup = 2;
   std::uint64_t seed = 1;
-  bool verify = false, bench = false;
+  bool verify = false, bench = false, triangle = false;
+  const CLI::Option* channels_opt = nullptr;
   const CLI::Option* samples_opt = nullptr;
   const CLI::Option* deadline_opt = nullptr;
   // Options of the stream mode, refused with --bench rather than ignored.
@@ -54,7 +56,9 @@ Source generator_source(const CovCli& o, const CovDesc& d) {
   s.what = "generated " + std::string(to_string(kind)) + " signal";
   s.src.static_buffers = true;
   s.src.fill = [kind, d, seed = o.seed](std::int64_t b, float* buf) {
-    generate_signal(kind, buf, d.channels, d.samples, d.layout, seed + std::uint64_t(b));
+    // Batches of one block take seeds seed + b*batch ..: no two blocks share a batch's signal.
+    generate_samples(kind, d.type, buf, d.channels, d.samples, d.layout,
+                     seed + std::uint64_t(b * d.batch), d.batch);
     return true;
   };
   return s;
@@ -112,6 +116,11 @@ Source raw_source(const CovCli& o, const CovDesc& d) {
 
 Source make_source(const CovCli& o, const CovDesc& d) {
   if (o.input.empty()) return generator_source(o, d);
+  if (d.type != DType::f32 || d.batch != 1)
+    throw InvalidArgument("--input reads float32 samples, one covariance per block; --type " +
+                          o.type + (d.batch != 1 ? " --batch " + std::to_string(d.batch) : "") +
+                          " runs on generated samples (--signal), or through the Python package "
+                          "for arrays of every sample type");
   if (ends_with(o.input, ".npy")) return npy_source(o, d);
   return raw_source(o, d);
 }
@@ -130,6 +139,50 @@ std::int64_t block_samples(const CovCli& o) {
             }()
           : raw_sample_frames(o.input, o.channels);
   return total / std::max<std::int64_t>(o.blocks, 1);
+}
+
+// Channels: --channels, else (for a .npy input) the array's channel dimension, else 10.
+std::int64_t resolve_channels(const CovCli& o) {
+  if (o.channels_opt->count() || !ends_with(o.input, ".npy")) return o.channels;
+  const NpyHeader h = read_npy_header(o.input);
+  if (h.shape.size() != 2)
+    throw InvalidArgument(o.input +
+                          " is not a 2-D array (channels x samples, or samples x "
+                          "channels with --layout interleaved)");
+  return parse_sample_layout(o.layout) == SampleLayout::Planar ? h.shape[0] : h.shape[1];
+}
+
+// The operation of the command line: sample type, batch and shape, checked.
+CovDesc make_desc(const CovCli& o, std::int64_t channels, std::int64_t samples) {
+  const DType type = parse_dtype(o.type);
+  if (!is_cov_sample_type(type))
+    throw InvalidArgument("--type " + o.type + " is not a covariance sample type (use one of " +
+                          cov_sample_types_text() + ")");
+  const CovDesc d{channels, samples, parse_sample_layout(o.layout), o.ddof, type, o.batch};
+  d.validate();
+  return d;
+}
+
+// --out: float64 (complex128 for complex samples) .npy of the last block, batch x C x C (the
+// batch dimension only when --batch > 1), or with --triangle the lower triangles packed row by
+// row (batch x C(C+1)/2).
+void write_cov_out(const std::string& path, const CovResult& r, bool triangle) {
+  std::vector<std::int64_t> shape;
+  if (r.batch > 1) shape.push_back(r.batch);
+  if (!triangle) {
+    shape.insert(shape.end(), {r.channels, r.channels});
+    write_npy_f64(path, shape, r.cov.data(), r.complex() ? r.cov_im.data() : nullptr);
+    return;
+  }
+  shape.push_back(r.channels * (r.channels + 1) / 2);
+  std::vector<double> re, im;
+  for (std::int64_t b = 0; b < r.batch; ++b) {
+    std::vector<double> bim;
+    const std::vector<double> bre = lower_packed(r, b, r.complex() ? &bim : nullptr);
+    re.insert(re.end(), bre.begin(), bre.end());
+    im.insert(im.end(), bim.begin(), bim.end());
+  }
+  write_npy_f64(path, shape, re.data(), r.complex() ? im.data() : nullptr);
 }
 
 std::string fmt(double v, const char* f = "%.3f") {
@@ -155,6 +208,8 @@ nlohmann::ordered_json stream_json(const Device& dev, const CovDesc& d, const Co
           {"config", c.config()},
           {"channels", d.channels},
           {"samples", d.samples},
+          {"type", std::string(to_string(d.type))},
+          {"batch", d.batch},
           {"layout", std::string(to_string(d.layout))},
           {"source", source},
           {"blocks", st.blocks},
@@ -176,8 +231,7 @@ nlohmann::ordered_json stream_json(const Device& dev, const CovDesc& d, const Co
 
 int run_stream(const CovCli& o) {
   const Device dev = select_device(o.device);
-  const CovDesc desc{o.channels, block_samples(o), parse_sample_layout(o.layout), o.ddof};
-  desc.validate();
+  const CovDesc desc = make_desc(o, resolve_channels(o), block_samples(o));
   const CovChoice choice = make_choice(dev, desc, o);
   Source source = make_source(o, desc);
   CovStreamOptions so;
@@ -193,7 +247,8 @@ int run_stream(const CovCli& o) {
     if (b == 0 || o.verify) {
       auto it = refs.find(data);
       if (it == refs.end()) {
-        const SamplesView v{data, desc.channels, desc.samples, desc.layout, 0};
+        const SamplesView v{data, desc.channels, desc.samples, desc.layout,
+                            0,    desc.type,     desc.batch};
         it = refs.emplace(data, reference_covariance(v, desc.ddof)).first;
       }
       rel_err = std::max(rel_err, cov_rel_err(r, it->second));
@@ -208,7 +263,8 @@ int run_stream(const CovCli& o) {
                           source.what + " (empty input?)");
   if (nan_entries)
     warn("NaN in the data: " + std::to_string(nan_entries) + " of " +
-         std::to_string(desc.channels * desc.channels) + " covariance entries are NaN");
+         std::to_string(desc.batch * desc.channels * desc.channels) +
+         " covariance entries are NaN");
   const bool ok = rel_err <= kTolerance;
   const double budget = so.deadline_ms;
   std::cout << "covariance " << desc.shape() << " of " << source.what << " on " << dev.id << " ("
@@ -227,11 +283,7 @@ int run_stream(const CovCli& o) {
             << (verified == 1 ? "" : "s") << " verified against float64; tolerance 1e-6) "
             << (ok ? "PASS" : "FAIL") << "\n";
   if (!ok) return kExitVerifyFailed;  // no result files for a result that failed
-  if (!o.out.empty()) {
-    Matrix c(DType::f64, desc.channels, desc.channels);
-    std::copy(last.cov.begin(), last.cov.end(), static_cast<double*>(c.data()));
-    write_npy(o.out, c.view());
-  }
+  if (!o.out.empty()) write_cov_out(o.out, last, o.triangle);
   if (!o.json.empty())
     write_file_atomic(o.json, stream_json(dev, desc, choice, source.what, st, so, rel_err, verified,
                                           nan_entries, ok)
@@ -249,12 +301,14 @@ void print_bench(const CovDesc& d, const Device& dev, const std::string& signal,
   std::cout << "covariance bench: " << d.shape() << " " << signal << " ("
             << fmt(d.min_bytes() / 1e6, "%.0f") << " MB) on " << dev.id << " (" << dev.name << ")\n"
             << "each kernel verified against float64 first (tolerance 1e-6), then timed; "
-               "floor_ms: one plain read pass over the block, timed alternately with it";
+               "floor_ms: one plain read pass over the block, timed alternately with it; "
+               "compute_ms: flops / the device's f32 peak estimate; bound: the larger floor";
   if (copy_floor > 0)
     std::cout << "; bare host->device copy (pinned): " << fmt(copy_floor) << " ms";
   std::cout << "\n";
-  std::printf("%-20s %10s %9s %7s %9s %8s %9s %8s %9s  %s\n", "kernel", "median_ms", "best_ms",
-              "spread", "floor_ms", "x_floor", "e2e_ms", "x_copy", "rel_err", "status");
+  std::printf("%-20s %10s %9s %7s %9s %10s %8s %8s %9s %8s %9s  %s\n", "kernel", "median_ms",
+              "best_ms", "spread", "floor_ms", "compute_ms", "bound", "x_floor", "e2e_ms", "x_copy",
+              "rel_err", "status");
   for (const auto& r : rows) {
     if (!r.ok()) {
       std::printf("%-20s %s\n", r.kernel.c_str(),
@@ -262,9 +316,12 @@ void print_bench(const CovDesc& d, const Device& dev, const std::string& signal,
       continue;
     }
     auto cell = [](double v, const char* f) { return v > 0 ? fmt(v, f) : std::string("-"); };
-    std::printf("%-20s %10.3f %9.3f %7.2f %9s %8s %9s %8s %9.2e  %s\n", r.kernel.c_str(),
+    // x_floor: against the binding floor (the larger of read and compute).
+    const double floor = std::max(r.floor_ms, r.compute_floor_ms);
+    std::printf("%-20s %10.3f %9.3f %7.2f %9s %10s %8s %8s %9s %8s %9.2e  %s\n", r.kernel.c_str(),
                 r.median_ms, r.best_ms, r.spread, cell(r.floor_ms, "%.3f").c_str(),
-                cell(r.floor_ms > 0 ? r.median_ms / r.floor_ms : 0, "%.2f").c_str(),
+                cell(r.compute_floor_ms, "%.3f").c_str(), r.bound.empty() ? "-" : r.bound.c_str(),
+                cell(floor > 0 ? r.median_ms / floor : 0, "%.2f").c_str(),
                 cell(r.e2e_ms, "%.3f").c_str(),
                 cell(r.copy_floor_ms > 0 ? r.e2e_ms / r.copy_floor_ms : 0, "%.2f").c_str(),
                 r.rel_err, r.verified ? "ok" : "baseline: rel_err > 1e-6 (reported, not enforced)");
@@ -277,6 +334,9 @@ nlohmann::ordered_json bench_json(const Device& dev, const CovDesc& d, const Cov
                               {"device_name", dev.name},
                               {"channels", d.channels},
                               {"samples", d.samples},
+                              {"type", std::string(to_string(d.type))},
+                              {"batch", d.batch},
+                              {"flops", d.flops()},
                               {"layout", o.layout},
                               {"signal", o.signal},
                               {"kernels", nlohmann::ordered_json::array()}};
@@ -293,6 +353,8 @@ nlohmann::ordered_json bench_json(const Device& dev, const CovDesc& d, const Cov
                             {"best_ms", r.best_ms},
                             {"spread", r.spread},
                             {"floor_ms", r.floor_ms},
+                            {"compute_floor_ms", r.compute_floor_ms},
+                            {"bound", r.bound},
                             {"copy_floor_ms", r.copy_floor_ms},
                             {"e2e_ms", r.e2e_ms},
                             {"gbs", r.gbs},
@@ -326,14 +388,15 @@ int bench_exit(const std::vector<CovBenchRecord>& rows) {
 
 int run_bench(const CovCli& o) {
   const Device dev = select_device(o.device);
-  const CovDesc desc{o.channels, o.samples, parse_sample_layout(o.layout), o.ddof};
-  desc.validate();
+  const CovDesc desc = make_desc(o, o.channels, o.samples);
   const CovChoice chosen = make_choice(dev, desc, o);
   check_host_memory(desc.min_bytes(), "the samples of " + desc.shape());
-  std::vector<float> data(static_cast<std::size_t>(desc.channels * desc.samples));
-  generate_signal(parse_signal(o.signal), data.data(), desc.channels, desc.samples, desc.layout,
-                  o.seed);
-  const SamplesView view{data.data(), desc.channels, desc.samples, desc.layout, 0};
+  // float storage keeps every sample type aligned; ci8 blocks may end mid-float.
+  std::vector<float> data(static_cast<std::size_t>((desc.min_bytes() + 3) / 4));
+  generate_samples(parse_signal(o.signal), desc.type, data.data(), desc.channels, desc.samples,
+                   desc.layout, o.seed, desc.batch);
+  const SamplesView view{data.data(), desc.channels, desc.samples, desc.layout,
+                         0,           desc.type,     desc.batch};
   const CovResult ref = reference_covariance(view, desc.ddof);
   CovBenchOptions bo;
   bo.reps = o.reps;
@@ -388,9 +451,14 @@ Run setup_cov(CLI::App& sub) {
   sub.add_option("--kernel", o->kernel,
                  "Covariance kernel (default: the device's for the channel count)");
   sub.add_option("--param,--params", o->params, "Kernel parameters, e.g. BLOCK=1024,THREADS=2");
-  int_option(sub, "--channels", o->channels, 1, kMaxChannels, "Channels C");
+  o->channels_opt = int_option(sub, "--channels", o->channels, 1, kMaxChannels,
+                               "Channels C (default: from a .npy input's shape, else 10)");
   o->samples_opt = int_option(sub, "--samples", o->samples, 1, kMaxSamples, "Samples N per block");
   sub.add_option("--layout", o->layout, "planar (C x N) or interleaved (N x C)");
+  sub.add_option("--type", o->type,
+                 "Sample type: f32, cf32 (complex64), ci8, ci16 (complex int8/int16)");
+  int_option(sub, "--batch", o->batch, 1, kMaxCount,
+             "Independent covariances per block (B x C x N, one launch)");
   sub.add_option("--signal", o->signal, "Generator: seed (the article's), random, offset");
   seed_option(sub, o->seed, "Random seed of the generator (0 .. 2^63-1)");
   int_option(sub, "--ddof", o->ddof, 0, kMaxSamples, "Delta degrees of freedom: divisor N - ddof");
@@ -403,7 +471,11 @@ Run setup_cov(CLI::App& sub) {
                                       "Deadline per block (default 1000/rate, else 50)"),
       int_option(sub, "--depth", o->depth, 1, kMaxCovDepth, "Blocks in flight (buffers / streams)"),
       sub.add_option("--input", o->input, "Samples: .npy, raw float32 file or FIFO, - for stdin"),
-      sub.add_option("--out", o->out, "Write the last block's covariance (float64 .npy)"),
+      sub.add_option("--out", o->out,
+                     "Write the last block's covariance (.npy float64, complex128 for complex "
+                     "samples; batch x C x C)"),
+      sub.add_flag("--triangle", o->triangle,
+                   "--out holds the lower triangle packed row by row (C(C+1)/2 per batch)"),
   };
   sub.add_option("--json", o->json, "Write the statistics as JSON");
   sub.add_flag("--verify", o->verify, "Verify every block (default: the first) against float64");
