@@ -128,7 +128,7 @@ void copy(const MatrixView& src, const MatrixView& dst) {
       if (src.dtype == dst.dtype) {
         std::memcpy(dst.address(i, j), src.address(i, j), dtype_size(src.dtype));
       } else if (is_complex(src.dtype)) {
-        double parts[2];
+        double parts[2] = {0.0, 0.0};
         int k = 0;
         for_each_part(src, i, j, [&](void* p, DType t) { parts[k++] = load_as_double(t, p); });
         k = 0;

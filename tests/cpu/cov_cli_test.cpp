@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kafel/cov.hpp"
 #include "kafel/io.hpp"
 #include "kafel/matrix.hpp"
 
@@ -266,6 +267,65 @@ TEST(CovCli, BadSampleTypes) {
   EXPECT_NE(r.err.find("--input reads float32"), std::string::npos) << r.err;
   r = kafel("--device cpu --batch 0 --samples 100");
   EXPECT_NE(r.code, 0);
+}
+
+// --window/--hop: every window's estimate from the segments' moments, across blocks; --forget
+// and --fb on the estimates. The last estimate against a direct recomputation from the windows.
+TEST(CovCli, WindowsForgettingAndForwardBackward) {
+  constexpr std::int64_t kC = 3, kN = 1200, kWindow = 300, kHop = 100;
+  kafel::Matrix x(kafel::DType::f32, kC, kN);
+  for (std::int64_t c = 0; c < kC; ++c)
+    for (std::int64_t n = 0; n < kN; ++n)
+      x.set(c, n, 5.0 + std::sin(0.37 * double(n * (c + 1)) + double(c)) + 0.01 * double(n % 7));
+  const std::string in = tmp("win.npy"), out = tmp("win_out.npy"), json = tmp("win.json");
+  kafel::write_npy(in, x.view());
+  const Ran r = kafel("--device cpu --input " + in +
+                      " --samples 400 --blocks -1 --window 300 --hop 100 --forget 0.5 --fb "
+                      "--verify --json " +
+                      json + " --out " + out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json j;
+  std::ifstream(json) >> j;
+  EXPECT_EQ(j["estimates"], (kN - kWindow) / kHop + 1);
+  EXPECT_EQ(j["segment"], 100);
+  // Direct: each window's sample covariance, R <- 0.5 R + 0.5 W, then (R + J R J) / 2.
+  std::vector<double> state;
+  for (std::int64_t s0 = 0; s0 + kWindow <= kN; s0 += kHop) {
+    const kafel::SamplesView w{static_cast<const float*>(x.data()) + s0, kC, kWindow,
+                               kafel::SampleLayout::Planar, kN};
+    const kafel::CovResult ref = kafel::reference_covariance(w, 1);
+    if (state.empty()) {
+      state = ref.cov;
+    } else {
+      for (std::size_t k = 0; k < state.size(); ++k) state[k] = 0.5 * state[k] + 0.5 * ref.cov[k];
+    }
+  }
+  const kafel::Matrix got = kafel::read_npy(out);
+  ASSERT_EQ(got.rows(), kC);
+  for (std::int64_t i = 0; i < kC; ++i)
+    for (std::int64_t k = 0; k < kC; ++k) {
+      const double want =
+          (state[std::size_t(i * kC + k)] + state[std::size_t((kC - 1 - i) * kC + kC - 1 - k)]) / 2;
+      EXPECT_NEAR(got.get(i, k), want, 1e-6) << i << "," << k;
+    }
+}
+
+TEST(CovCli, BadWindows) {
+  Ran r = kafel("--device cpu --samples 450 --window 300 --hop 100");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("not a multiple of the window segment"), std::string::npos) << r.err;
+  r = kafel("--device cpu --samples 400 --window 300 --hop 400");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("exceeds the window"), std::string::npos) << r.err;
+  r = kafel("--device cpu --samples 400 --window 300 --forget 1");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("[0, 1)"), std::string::npos) << r.err;
+  r = kafel("--device cpu --bench --samples 400 --window 100");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("--window has no effect with --bench"), std::string::npos) << r.err;
+  r = kafel("--device cpu --samples 300 --blocks 1 --window 600 --hop 300");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("no window completed"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli_util.hpp"
 #include "commands.hpp"
@@ -30,9 +31,13 @@ struct CovCli {
   std::string type = "f32";
   std::int64_t channels = 10, samples = 4194304, blocks = 1, ddof = 1, batch = 1;
   double rate = 0, deadline_ms = 50;
+  CovWindowOptions windows;  // --window/--hop/--forget/--fb
   int depth = 3, reps = 20, warmup = 2;
   std::uint64_t seed = 1;
   bool verify = false, bench = false, triangle = false;
+  bool windowed() const {
+    return windows.window > 0 || windows.forget > 0 || windows.forward_backward;
+  }
   const CLI::Option* channels_opt = nullptr;
   const CLI::Option* samples_opt = nullptr;
   const CLI::Option* deadline_opt = nullptr;
@@ -123,6 +128,26 @@ Source make_source(const CovCli& o, const CovDesc& d) {
                           "for arrays of every sample type");
   if (ends_with(o.input, ".npy")) return npy_source(o, d);
   return raw_source(o, d);
+}
+
+// Planar blocks cut into window segments: segment k of every channel together, as batch k of
+// the segment descriptor (the kernels take batches back to back). Interleaved blocks already
+// are in that order.
+Source segment_major(Source s, const CovDesc& block, std::int64_t seg) {
+  const std::size_t es = dtype_size(block.type);
+  auto tmp = std::make_shared<std::vector<float>>(static_cast<std::size_t>(
+      (block.min_bytes() + 3) / 4));  // float storage keeps every sample type aligned
+  s.src.fill = [inner = s.src.fill, tmp, block, seg, es](std::int64_t b, float* buf) {
+    if (!inner(b, tmp->data())) return false;
+    const auto* from = reinterpret_cast<const char*>(tmp->data());
+    auto* to = reinterpret_cast<char*>(buf);
+    for (std::int64_t k = 0; k < block.samples / seg; ++k)
+      for (std::int64_t c = 0; c < block.channels; ++c)
+        std::memcpy(to + std::size_t((k * block.channels + c) * seg) * es,
+                    from + std::size_t(c * block.samples + k * seg) * es, std::size_t(seg) * es);
+    return true;
+  };
+  return s;
 }
 
 // Block samples of an input file: --samples, or (for .npy / raw files) the whole file split
@@ -229,11 +254,36 @@ nlohmann::ordered_json stream_json(const Device& dev, const CovDesc& d, const Co
           {"latency_ms", st.latency_ms}};  // per block, for the stream timeline (bench/plot.py)
 }
 
+// With --window the stream's kernel computes the moments of every block's segments
+// (gcd(window, hop) samples each, ddof 0) in one batched launch, and CovEstimator assembles the
+// windows from them by the float64 Chan merge (each sample read once however much the windows
+// overlap); --forget and --fb act on the estimates. Without --window, each block is one.
+CovDesc stream_desc(const CovDesc& block, const CovEstimator* est) {
+  if (!est || est->segment() == 0) return block;
+  if (block.batch != 1)
+    throw InvalidArgument("--window takes one covariance per block (no --batch)");
+  const std::int64_t seg = est->segment();
+  if (block.samples % seg != 0)
+    throw InvalidArgument("--samples " + std::to_string(block.samples) +
+                          " is not a multiple of the window segment gcd(--window, --hop) = " +
+                          std::to_string(seg) + " (blocks are cut into whole segments)");
+  CovDesc d = block;
+  d.samples = seg;
+  d.ddof = 0;
+  d.batch = block.samples / seg;
+  return d;
+}
+
 int run_stream(const CovCli& o) {
   const Device dev = select_device(o.device);
-  const CovDesc desc = make_desc(o, resolve_channels(o), block_samples(o));
+  const CovDesc block = make_desc(o, resolve_channels(o), block_samples(o));
+  std::optional<CovEstimator> est;
+  if (o.windowed()) est.emplace(block, o.windows);
+  const CovDesc desc = stream_desc(block, est ? &*est : nullptr);
   const CovChoice choice = make_choice(dev, desc, o);
-  Source source = make_source(o, desc);
+  Source source = make_source(o, block);
+  if (desc.samples != block.samples && block.layout == SampleLayout::Planar)
+    source = segment_major(std::move(source), block, desc.samples);
   CovStreamOptions so;
   so.depth = o.depth;
   so.rate = o.rate;
@@ -242,6 +292,7 @@ int run_stream(const CovCli& o) {
   std::int64_t verified = 0, nan_entries = 0;
   std::map<const float*, CovResult> refs;  // static buffers: one reference per buffer
   CovResult last;
+  std::int64_t estimates = 0;
   auto hook = [&](std::int64_t b, const float* data, const CovResult& r) {
     nan_entries = std::max(nan_entries, r.nan_entries);
     if (b == 0 || o.verify) {
@@ -255,12 +306,25 @@ int run_stream(const CovCli& o) {
       ++verified;
       if (!source.src.static_buffers) refs.clear();
     }
-    last = r;
+    if (!est) {
+      last = r;
+    } else if (est->segment() == 0) {
+      last = est->push_block(r);
+      ++estimates;
+    } else {
+      for (CovResult& e : est->push_segments(r)) {
+        last = std::move(e);
+        ++estimates;
+      }
+    }
   };
   const CovStreamStats st = run_cov_stream(dev, choice, desc, source.src, o.blocks, so, hook);
   if (st.blocks == 0)
     throw InvalidArgument("no block of " + std::to_string(desc.samples) + " samples in " +
                           source.what + " (empty input?)");
+  if (est && estimates == 0)
+    throw InvalidArgument("no window completed: " + std::to_string(st.blocks * block.samples) +
+                          " samples read, the window holds " + std::to_string(o.windows.window));
   if (nan_entries)
     warn("NaN in the data: " + std::to_string(nan_entries) + " of " +
          std::to_string(desc.batch * desc.channels * desc.channels) +
@@ -282,13 +346,32 @@ int run_stream(const CovCli& o) {
             << "\nrel_err " << fmt(rel_err, "%.3g") << " (" << verified << " block"
             << (verified == 1 ? "" : "s") << " verified against float64; tolerance 1e-6) "
             << (ok ? "PASS" : "FAIL") << "\n";
+  if (est)
+    std::cout << estimates << " estimates"
+              << (o.windows.window > 0
+                      ? " of " + std::to_string(o.windows.window) + "-sample windows every " +
+                            std::to_string(o.windows.hop ? o.windows.hop : o.windows.window) +
+                            " samples (the kernel verified on segments of " +
+                            std::to_string(desc.samples) + ")"
+                      : " (one per block)")
+              << (o.windows.forget > 0 ? ", forgetting " + fmt(o.windows.forget, "%g") : "")
+              << (o.windows.forward_backward ? ", forward-backward averaged" : "")
+              << "; --out holds the last\n";
   if (!ok) return kExitVerifyFailed;  // no result files for a result that failed
   if (!o.out.empty()) write_cov_out(o.out, last, o.triangle);
-  if (!o.json.empty())
-    write_file_atomic(o.json, stream_json(dev, desc, choice, source.what, st, so, rel_err, verified,
-                                          nan_entries, ok)
-                                      .dump(2) +
-                                  "\n");
+  if (!o.json.empty()) {
+    auto j =
+        stream_json(dev, block, choice, source.what, st, so, rel_err, verified, nan_entries, ok);
+    if (est) {
+      j["window"] = o.windows.window;
+      j["hop"] = o.windows.hop ? o.windows.hop : o.windows.window;
+      j["segment"] = est->segment();
+      j["forget"] = o.windows.forget;
+      j["forward_backward"] = o.windows.forward_backward;
+      j["estimates"] = estimates;
+    }
+    write_file_atomic(o.json, j.dump(2) + "\n");
+  }
   return kExitOk;
 }
 
@@ -474,6 +557,14 @@ Run setup_cov(CLI::App& sub) {
       sub.add_option("--out", o->out,
                      "Write the last block's covariance (.npy float64, complex128 for complex "
                      "samples; batch x C x C)"),
+      int_option(sub, "--window", o->windows.window, 1, kMaxSamples,
+                 "Sliding windows of this many samples (estimates span blocks)"),
+      int_option(sub, "--hop", o->windows.hop, 1, kMaxSamples,
+                 "Samples between window starts (default: the window, no overlap)"),
+      number_option(sub, "--forget", o->windows.forget, 0, 1, false,
+                    "Exponential forgetting lambda in [0, 1): R <- lambda R + (1 - lambda) new"),
+      sub.add_flag("--fb", o->windows.forward_backward,
+                   "Forward-backward averaging (uniform linear arrays): R <- (R + J R* J) / 2"),
       sub.add_flag("--triangle", o->triangle,
                    "--out holds the lower triangle packed row by row (C(C+1)/2 per batch)"),
   };
