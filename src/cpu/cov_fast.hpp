@@ -33,7 +33,7 @@ struct Job {
   // Scratch row stride in floats: block + 16, so the rows of a transposing (interleaved) fill
   // do not all fall into the same L1 set (a 4 KB stride would).
   std::int64_t ld = 0;
-  // Tiled order (cpu.tiled): lower tiles visited in column panels of this many lanes, so a
+  // Tiled order (cpu.herk): lower tiles visited in column panels of this many lanes, so a
   // panel stays in L2 while the rows below it stream past; 0 = row by row (cpu.fast).
   std::int64_t panel = 0;
 
@@ -72,7 +72,7 @@ struct RunOptions {
   std::int64_t block = 0;            // 0 = chosen from the lane count
   std::int64_t prefetch_blocks = 2;  // 0 = off
   bool direct = true;
-  std::int64_t panel = 0;  // > 0: cpu.tiled's column-panel order (lanes per panel)
+  std::int64_t panel = 0;  // > 0: cpu.herk's column-panel order (lanes per panel)
 };
 
 // The moments of every batch with the float tiles (f32, cf32: pilot-shifted; ci8: exact, no

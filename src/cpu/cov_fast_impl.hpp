@@ -178,7 +178,7 @@ Prefetcher plan_prefetch(const kafel::cpu::covfast::Job& j, std::int64_t n, std:
 }
 
 // Every lower tile of one block of shifted scratch rows: row by row (panel 0), or in column
-// panels (cpu.tiled: the panel's rows stay in L2 while the rows below stream past).
+// panels (cpu.herk: the panel's rows stay in L2 while the rows below stream past).
 template <class V, int R>
 void block_tiles(const kafel::cpu::covfast::Job& j, const float* y, std::int64_t len_pad, double* q,
                  Prefetcher& pf) {

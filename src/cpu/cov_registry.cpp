@@ -33,7 +33,7 @@ ParamSpace fast_params() {
   return s;
 }
 
-ParamSpace tiled_params() {
+ParamSpace herk_params() {
   ParamSpace s;
   s.params = {
       param("BLOCK", 512, {256, 512, 1024}, 16, 1 << 16,
@@ -74,15 +74,15 @@ CovKernel fast_kernel() {
 // (whose blocks grow as the lanes shrink) is as fast; measured by `kafel cov --bench`.
 constexpr std::int64_t kTiledFromLanes = 96;
 
-CovKernel tiled_kernel() {
+CovKernel herk_kernel() {
   CovKernel k;
-  k.name = "cpu.tiled";
+  k.name = "cpu.herk";
   k.summary =
       "tiled SYRK/HERK: chunks of every lane shifted into L2/L3 scratch once, lower register "
       "tiles in column panels, float per chunk, float64 merge, threads or batches";
   k.rung = 4;
   k.sample_types = kAllTypes;
-  k.params = tiled_params();
+  k.params = herk_params();
   k.preference = 20;
   k.min_default_lanes = kTiledFromLanes;
   k.make_plan = [](const Device&, const CovDesc&, const Params& p) -> std::unique_ptr<CovPlan> {
@@ -123,7 +123,7 @@ CovKernel serial_kernel() {
 }
 
 const Register fast{fast_kernel()};
-const Register tiled{tiled_kernel()};
+const Register herk{herk_kernel()};
 const Register reference{
     simple_kernel("cpu.reference", "float64 two-pass (means, then centred products): the oracle", 1,
                   kAllTypes, reference_moments)};

@@ -419,7 +419,7 @@ CovKernel onepass_kernel() {
     if (d.channels > kMaxChannels)
       throw Unsupported("cuda.onepass keeps all pairs in registers: at most " +
                         std::to_string(kMaxChannels) + " channels (got " +
-                        std::to_string(d.channels) + "); use cuda.tiled");
+                        std::to_string(d.channels) + "); use cuda.herk");
     return std::make_unique<CudaCovPlan>(dev, d, p);
   };
   return k;

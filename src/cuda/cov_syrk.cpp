@@ -1,6 +1,6 @@
 // Covariance baseline cuda.syrk: pilot-shifted chunks of the samples multiplied with this GPU's
 // public gemm() (Y Y^T) and summed in float64 on the host (core/cov_syrk.cpp). Never the
-// default: cuda.tiled replaced it beyond cuda.onepass's channel limit.
+// default: cuda.herk replaced it beyond cuda.onepass's channel limit.
 #include "core/registry.hpp"
 
 namespace kafel::cuda {

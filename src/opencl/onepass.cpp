@@ -128,7 +128,7 @@ CovKernel onepass_kernel() {
   k.sample_types = {DType::f32};
   k.params = onepass_space();
   k.max_channels = kMaxChannels;
-  k.preference = 10;  // up to its channel limit; ocl.tiled beyond and for other types/batches
+  k.preference = 10;  // up to its channel limit; ocl.herk beyond and for other types/batches
   k.can_implement = [](const Device&, const CovDesc& d, const Params&) -> std::string {
     return d.batch == 1 ? ""
                         : "ocl.onepass takes one block (batch " + std::to_string(d.batch) + ")";
@@ -138,7 +138,7 @@ CovKernel onepass_kernel() {
     if (d.channels > kMaxChannels)
       throw Unsupported("ocl.onepass keeps all pairs in registers: at most " +
                         std::to_string(kMaxChannels) + " channels (got " +
-                        std::to_string(d.channels) + "); use ocl.tiled");
+                        std::to_string(d.channels) + "); use ocl.herk");
     return std::make_unique<OclCovPlan>(dev, d, p);
   };
   return k;

@@ -1,6 +1,6 @@
 // Covariance baseline ocl.syrk: pilot-shifted chunks of the samples multiplied with the public
 // OpenCL gemm() (Y Y^T) and summed in float64 on the host (core/cov_syrk.cpp). Never the
-// default: ocl.tiled replaced it beyond ocl.onepass's channel limit.
+// default: ocl.herk replaced it beyond ocl.onepass's channel limit.
 #include "core/registry.hpp"
 
 namespace kafel {

@@ -1,4 +1,4 @@
-// CPU covariance at array scale: cpu.fast, cpu.tiled and cpu.reference on f32, cf32, ci8 and
+// CPU covariance at array scale: cpu.fast, cpu.herk and cpu.reference on f32, cf32, ci8 and
 // ci16 samples, 1..1024 channels, batches, windows, forgetting and forward-backward averaging.
 #include <gtest/gtest.h>
 
@@ -22,8 +22,8 @@ TEST(CovArrayCpu, FastEveryTypeAndChannelCount) {
   test::check_cov_kernel(cpu(), "cpu.fast", kTypes);
 }
 
-TEST(CovArrayCpu, TiledEveryTypeAndChannelCount) {
-  test::check_cov_kernel(cpu(), "cpu.tiled", kTypes);
+TEST(CovArrayCpu, HerkEveryTypeAndChannelCount) {
+  test::check_cov_kernel(cpu(), "cpu.herk", kTypes);
 }
 
 TEST(CovArrayCpu, ReferenceAgreesWithTheTestsOracle) {
@@ -31,7 +31,7 @@ TEST(CovArrayCpu, ReferenceAgreesWithTheTestsOracle) {
 }
 
 TEST(CovArrayCpu, OffsetMeanLongRuns) {
-  for (const char* k : {"cpu.fast", "cpu.tiled"}) {
+  for (const char* k : {"cpu.fast", "cpu.herk"}) {
     test::check_cov_case(cpu(), k, SignalKind::Offset, DType::c64, 16, 300007,
                          SampleLayout::Interleaved);
     test::check_cov_case(cpu(), k, SignalKind::Offset, DType::f32, 100, 50021,
@@ -42,24 +42,24 @@ TEST(CovArrayCpu, OffsetMeanLongRuns) {
 
 TEST(CovArrayCpu, ManyBatchesOneCall) {
   test::check_cov_case(cpu(), "", SignalKind::Random, DType::c64, 8, 256, SampleLayout::Planar, 64);
-  test::check_cov_case(cpu(), "cpu.tiled", SignalKind::Random, DType::ci16, 40, 100,
+  test::check_cov_case(cpu(), "cpu.herk", SignalKind::Random, DType::ci16, 40, 100,
                        SampleLayout::Interleaved, 5);
 }
 
 TEST(CovArrayCpu, WindowsForgettingForwardBackward) {
   for (DType t : kTypes) test::check_cov_windows(cpu(), "", t);
-  test::check_cov_windows(cpu(), "cpu.tiled", DType::c64);
+  test::check_cov_windows(cpu(), "cpu.herk", DType::c64);
 }
 
 TEST(CovArrayCpu, DefaultChoiceByLanes) {
   const Device d = cpu();
   EXPECT_EQ(choose_cov(d, CovDesc{10, 1000}).kernel, "cpu.fast");
-  EXPECT_EQ(choose_cov(d, CovDesc{100, 1000}).kernel, "cpu.tiled");
+  EXPECT_EQ(choose_cov(d, CovDesc{100, 1000}).kernel, "cpu.herk");
   // Complex samples are two lanes per channel: 48 complex channels are 96 lanes.
   EXPECT_EQ(choose_cov(d, CovDesc{47, 1000, SampleLayout::Planar, 1, DType::c64}).kernel,
             "cpu.fast");
   EXPECT_EQ(choose_cov(d, CovDesc{48, 1000, SampleLayout::Planar, 1, DType::c64}).kernel,
-            "cpu.tiled");
+            "cpu.herk");
   EXPECT_EQ(choose_cov(d, CovDesc{10, 1000, SampleLayout::Planar, 1, DType::ci8, 7}).kernel,
             "cpu.fast");
   // Baselines and one-block rungs refuse what they cannot do, by name.

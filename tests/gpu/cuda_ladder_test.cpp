@@ -228,10 +228,10 @@ TEST(CudaRegistry, LadderOrderAndCovarianceKernels) {
   for (const auto& k : cov_kernels_for(dev)) cov.push_back(k.name);
   ASSERT_FALSE(cov.empty());
   EXPECT_EQ(cov.front(), "cuda.onepass");
-  for (const char* name : {"cuda.tiled", "cuda.syrk", "cuda.cublas-ssyrk", "cuda.cublas-dsyrk"})
+  for (const char* name : {"cuda.herk", "cuda.syrk", "cuda.cublas-ssyrk", "cuda.cublas-dsyrk"})
     EXPECT_NE(std::find(cov.begin(), cov.end(), name), cov.end()) << name;
   EXPECT_EQ(default_cov_kernel(dev, 16), "cuda.onepass");
-  EXPECT_EQ(default_cov_kernel(dev, 17), "cuda.tiled");
+  EXPECT_EQ(default_cov_kernel(dev, 17), "cuda.herk");
 }
 
 TEST(CudaBaseline, EveryTypeHasACublasEntry) {

@@ -1,4 +1,4 @@
-// OpenCL covariance at array scale: ocl.tiled on f32, cf32, ci8 and ci16 samples, 1..1024
+// OpenCL covariance at array scale: ocl.herk on f32, cf32, ci8 and ci16 samples, 1..1024
 // channels, batches and windows against the tests' complex128 oracle; the default choice.
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@ namespace {
 
 const std::vector<DType> kTypes = {DType::f32, DType::c64, DType::ci8, DType::ci16};
 
-// OpenCL devices with fp64 (ocl.tiled merges float sums in double; others must refuse it).
+// OpenCL devices with fp64 (ocl.herk merges float sums in double; others must refuse it).
 std::vector<Device> tiled_devices() {
   std::vector<Device> out;
   for (const Device& d : list_devices()) {
@@ -23,7 +23,7 @@ std::vector<Device> tiled_devices() {
       out.push_back(d);
       continue;
     }
-    EXPECT_THROW(choose_cov(d, CovDesc{100, 1000}, "ocl.tiled"), Unsupported) << d.id;
+    EXPECT_THROW(choose_cov(d, CovDesc{100, 1000}, "ocl.herk"), Unsupported) << d.id;
   }
   return out;
 }
@@ -32,29 +32,29 @@ std::vector<Device> tiled_devices() {
   const std::vector<Device> devs = tiled_devices(); \
   if (devs.empty()) GTEST_SKIP() << "no OpenCL device with fp64 present"
 
-TEST(CovArrayOpenCL, TiledEveryTypeAndChannelCount) {
+TEST(CovArrayOpenCL, HerkEveryTypeAndChannelCount) {
   REQUIRE_TILED(devs);
-  for (const Device& d : devs) test::check_cov_kernel(d, "ocl.tiled", kTypes);
+  for (const Device& d : devs) test::check_cov_kernel(d, "ocl.herk", kTypes);
 }
 
-TEST(CovArrayOpenCL, TiledOffsetMeanLongRuns) {
+TEST(CovArrayOpenCL, HerkOffsetMeanLongRuns) {
   REQUIRE_TILED(devs);
   for (const Device& d : devs) {
-    test::check_cov_case(d, "ocl.tiled", SignalKind::Offset, DType::c64, 16, 200003,
+    test::check_cov_case(d, "ocl.herk", SignalKind::Offset, DType::c64, 16, 200003,
                          SampleLayout::Interleaved);
-    test::check_cov_case(d, "ocl.tiled", SignalKind::Offset, DType::f32, 70, 30011,
+    test::check_cov_case(d, "ocl.herk", SignalKind::Offset, DType::f32, 70, 30011,
                          SampleLayout::Planar);
-    test::check_cov_case(d, "ocl.tiled", SignalKind::Offset, DType::ci8, 8, 100003,
+    test::check_cov_case(d, "ocl.herk", SignalKind::Offset, DType::ci8, 8, 100003,
                          SampleLayout::Planar);
   }
 }
 
-TEST(CovArrayOpenCL, TiledBatchesAndWindows) {
+TEST(CovArrayOpenCL, HerkBatchesAndWindows) {
   REQUIRE_TILED(devs);
   for (const Device& d : devs) {
-    test::check_cov_case(d, "ocl.tiled", SignalKind::Random, DType::c64, 8, 256,
+    test::check_cov_case(d, "ocl.herk", SignalKind::Random, DType::c64, 8, 256,
                          SampleLayout::Planar, 64);
-    for (DType t : kTypes) test::check_cov_windows(d, "ocl.tiled", t);
+    for (DType t : kTypes) test::check_cov_windows(d, "ocl.herk", t);
   }
 }
 
@@ -62,11 +62,11 @@ TEST(CovArrayOpenCL, DefaultChoice) {
   REQUIRE_TILED(devs);
   for (const Device& d : devs) {
     EXPECT_EQ(choose_cov(d, CovDesc{10, 1000}).kernel, "ocl.onepass");
-    EXPECT_EQ(choose_cov(d, CovDesc{17, 1000}).kernel, "ocl.tiled");
+    EXPECT_EQ(choose_cov(d, CovDesc{17, 1000}).kernel, "ocl.herk");
     EXPECT_EQ(choose_cov(d, CovDesc{10, 1000, SampleLayout::Planar, 1, DType::c64}).kernel,
-              "ocl.tiled");
+              "ocl.herk");
     EXPECT_EQ(choose_cov(d, CovDesc{10, 1000, SampleLayout::Planar, 1, DType::f32, 4}).kernel,
-              "ocl.tiled");
+              "ocl.herk");
     EXPECT_THROW(
         choose_cov(d, CovDesc{10, 100, SampleLayout::Planar, 1, DType::c64}, "ocl.onepass"),
         Unsupported);

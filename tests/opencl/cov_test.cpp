@@ -67,7 +67,7 @@ TEST(CovOpenCL, SyrkManyChannels) {
       for (std::int64_t n : {2, 3})
         for (SampleLayout l : kLayouts) check(d, "ocl.syrk", SignalKind::Random, c, n, l);
     check(d, "ocl.syrk", SignalKind::Offset, 33, 5003, SampleLayout::Interleaved);
-    EXPECT_EQ(default_cov_kernel(d, 257), "ocl.tiled");
+    EXPECT_EQ(default_cov_kernel(d, 257), "ocl.herk");
     EXPECT_EQ(default_cov_kernel(d, 10), "ocl.onepass");
   }
 }

@@ -1,4 +1,4 @@
-// Covariance rung ocl.tiled (kernels/cov_tiled.cl): the tiled SYRK/HERK kernel for any channel
+// Covariance rung ocl.herk (kernels/cov_herk.cl): the tiled SYRK/HERK kernel for any channel
 // count, sample type (f32, cf32, ci8, ci16) and batch. Device buffers hold every batch; the
 // host merges the work-groups' float64 (int64) tile partials in a fixed order.
 #include <algorithm>
@@ -75,10 +75,10 @@ class OclTiledPlan : public CovPlan {
     splits_ = (d.samples + range_ - 1) / range_;
     const bool planar = d.layout == SampleLayout::Planar;
     prog_ = ocl::build(
-        ctx_, {"cov_tiled.cl"},
+        ctx_, {"cov_herk.cl"},
         {{"MODE", mode_of(d.type)}, {"MAP", planar ? 1 : 0}, {"KC", kc}, {"FLUSH", p.at("FLUSH")}});
     pilot_kernel_ = prog_.kernel("cov_pilot");
-    kernel_ = prog_.kernel("cov_tiled");
+    kernel_ = prog_.kernel("cov_herk");
     read_kernel_ = prog_.kernel("cov_readpass");
     const std::size_t w = std::size_t(kTile * kTile + kTile);
     partial_ = ocl::Buffer(ctx_, std::size_t(d.batch * tiles_ * splits_) * w * 8);
@@ -175,7 +175,7 @@ class OclTiledPlan : public CovPlan {
   std::vector<ocl::Buffer> slots_;
 };
 
-ParamSpace tiled_space() {
+ParamSpace herk_space() {
   ParamSpace s;
   s.params = {
       param("KC", 16, {8, 16, 32}, 4, 64, "samples per local-memory chunk (a multiple of 4)"),
@@ -192,47 +192,46 @@ ParamSpace tiled_space() {
 }
 
 // "" when the device can run the kernel for `d`, else why not.
-std::string tiled_can_implement(const Device& dev, const CovDesc& d, const Params& p) {
+std::string herk_can_implement(const Device& dev, const CovDesc& d, const Params& p) {
   if (!d.integer() && !dev.caps.has(Cap::fp64))
-    return "ocl.tiled adds float sums in double: " + dev.id + " lacks cl_khr_fp64";
+    return "ocl.herk adds float sums in double: " + dev.id + " lacks cl_khr_fp64";
   auto& ctx = ocl::Context::get(dev);
   if (ctx.max_work_group_size() < std::size_t(kGroup))
-    return "ocl.tiled needs work-groups of " + std::to_string(kGroup) + " (" + dev.id + " allows " +
+    return "ocl.herk needs work-groups of " + std::to_string(kGroup) + " (" + dev.id + " allows " +
            std::to_string(ctx.max_work_group_size()) + ")";
   const std::uint64_t need = local_bytes(p.at("KC"));
   if (need > ctx.local_memory())
-    return "ocl.tiled KC=" + std::to_string(p.at("KC")) + " needs " + std::to_string(need) +
+    return "ocl.herk KC=" + std::to_string(p.at("KC")) + " needs " + std::to_string(need) +
            " bytes of local memory (" + dev.id + " has " + std::to_string(ctx.local_memory()) + ")";
   const std::int64_t rows = (d.lanes() + kTile - 1) / kTile;
   const double partial =
       double(d.batch) * double(rows * (rows + 1) / 2) * double(kTile * kTile + kTile) * 8.0;
   if (d.min_bytes() > double(ctx.max_alloc()) || partial > double(ctx.max_alloc()))
-    return "ocl.tiled: " + d.shape() + " exceeds the device's largest buffer (" +
+    return "ocl.herk: " + d.shape() + " exceeds the device's largest buffer (" +
            std::to_string(ctx.max_alloc()) + " bytes)";
   return "";
 }
 
-CovKernel tiled_kernel() {
+CovKernel herk_kernel() {
   CovKernel k;
-  k.name = "ocl.tiled";
+  k.name = "ocl.herk";
   k.summary =
       "tiled SYRK/HERK: lower 64x64 lane tiles, chunks of samples read once into local memory, "
       "4x4 micro-tiles in float (int), float64 (int64) merge; any channels, complex, batches";
   k.rung = 2;
   k.sample_types = {DType::f32, DType::c64, DType::ci8, DType::ci16};
-  k.params = tiled_space();
+  k.params = herk_space();
   k.preference = 5;  // below ocl.onepass, which wins where it can (f32, <= 16 channels, 1 block)
-  k.can_implement = tiled_can_implement;
+  k.can_implement = herk_can_implement;
   k.make_plan = [](const Device& dev, const CovDesc& d,
                    const Params& p) -> std::unique_ptr<CovPlan> {
-    if (const std::string why = tiled_can_implement(dev, d, p); !why.empty())
-      throw Unsupported(why);
+    if (const std::string why = herk_can_implement(dev, d, p); !why.empty()) throw Unsupported(why);
     return std::make_unique<OclTiledPlan>(dev, d, p);
   };
   return k;
 }
 
-const Register registered{tiled_kernel()};
+const Register registered{herk_kernel()};
 
 }  // namespace
 }  // namespace kafel

@@ -1,4 +1,4 @@
-// Covariance rung cuda.tiled: the tiled SYRK/HERK kernel of ocl.tiled on CUDA (lower 64x64 lane
+// Covariance rung cuda.herk: the tiled SYRK/HERK kernel of ocl.herk on CUDA (lower 64x64 lane
 // tiles, shared-memory chunks, f32/cf32/ci8/ci16, batches); the default past cuda.onepass.
 #include <algorithm>
 #include <cstring>
@@ -78,9 +78,8 @@ __device__ __forceinline__ void tile_of(int t, int& ti, int& tj) {
 // The pilot of every lane of every batch: the float mean of the first min(N, 32) samples,
 // summed in order (as the host's lane_pilot); 0 for integer samples.
 template <int MODE>
-__global__ void cov_tiled_pilot(const typename Types<MODE>::In* x, long long cstep, long long sstep,
-                                long long bstep, int lanes, long long n, int batches,
-                                float* pilot) {
+__global__ void cov_herk_pilot(const typename Types<MODE>::In* x, long long cstep, long long sstep,
+                               long long bstep, int lanes, long long n, int batches, float* pilot) {
   constexpr int C = Types<MODE>::comps;
   const int g = blockIdx.x * blockDim.x + threadIdx.x;
   if (g >= lanes * batches) return;
@@ -101,10 +100,10 @@ __global__ void cov_tiled_pilot(const typename Types<MODE>::In* x, long long cst
 // T lane sums, at partial[((b*tiles + tile)*splits + split) * (T*T + T)].
 template <int MODE>
 __global__ void __launch_bounds__(kThreads)
-    cov_tiled(const typename Types<MODE>::In* __restrict__ x, long long cstep, long long sstep,
-              long long bstep, int lanes, long long n, long long range, int tiles, int splits,
-              int flush, int planar_flag, const float* __restrict__ pilot,
-              typename Types<MODE>::Wide* __restrict__ partial) {
+    cov_herk(const typename Types<MODE>::In* __restrict__ x, long long cstep, long long sstep,
+             long long bstep, int lanes, long long n, long long range, int tiles, int splits,
+             int flush, int planar_flag, const float* __restrict__ pilot,
+             typename Types<MODE>::Wide* __restrict__ partial) {
   using Val = typename Types<MODE>::Val;
   using Acc = typename Types<MODE>::Acc;
   using Wide = typename Types<MODE>::Wide;
@@ -242,9 +241,9 @@ int mode_of(DType t) {
   return t == DType::c64 ? 1 : t == DType::ci8 ? 2 : t == DType::ci16 ? 3 : 0;
 }
 
-class CudaTiledPlan : public CovPlan {
+class CudaHerkPlan : public CovPlan {
  public:
-  CudaTiledPlan(const Device& dev, const CovDesc& d, const Params& p)
+  CudaHerkPlan(const Device& dev, const CovDesc& d, const Params& p)
       : ordinal_(ordinal_of(dev)), guard_(ordinal_), desc_(d), flush_(int(p.at("FLUSH"))) {
     const std::int64_t rows = (d.lanes() + kTile - 1) / kTile;
     tiles_ = rows * (rows + 1) / 2;
@@ -319,21 +318,21 @@ class CudaTiledPlan : public CovPlan {
     using In = typename Types<MODE>::In;
     const int lanes = static_cast<int>(desc_.lanes()), nb = static_cast<int>(desc_.batch);
     const int pilots = lanes * nb;
-    cov_tiled_pilot<MODE><<<(pilots + kThreads - 1) / kThreads, kThreads, 0, stream_>>>(
+    cov_herk_pilot<MODE><<<(pilots + kThreads - 1) / kThreads, kThreads, 0, stream_>>>(
         x.as<In>(), at.channel_step, at.sample_step, at.batch_step, lanes, desc_.samples, nb,
         pilot_.as<float>());
-    KAFEL_CUDA_CHECK_LAUNCH("cov_tiled_pilot");
+    KAFEL_CUDA_CHECK_LAUNCH("cov_herk_pilot");
     const dim3 grid(static_cast<unsigned>(tiles_ * splits_), static_cast<unsigned>(nb));
-    cov_tiled<MODE><<<grid, kThreads, 0, stream_>>>(
+    cov_herk<MODE><<<grid, kThreads, 0, stream_>>>(
         x.as<In>(), at.channel_step, at.sample_step, at.batch_step, lanes, desc_.samples, range_,
         static_cast<int>(tiles_), static_cast<int>(splits_), flush_,
         desc_.layout == SampleLayout::Planar ? 1 : 0, pilot_.as<float>(),
         partial_.as<typename Types<MODE>::Wide>());
-    KAFEL_CUDA_CHECK_LAUNCH("cov_tiled");
+    KAFEL_CUDA_CHECK_LAUNCH("cov_herk");
   }
 
   // Sums the sample ranges of every tile in order (float64 or exact int64), then lanes ->
-  // moments (the same layout as ocl.tiled's partials).
+  // moments (the same layout as ocl.herk's partials).
   template <class Wide>
   void merge(const Wide* part, const std::vector<float>& pilot, CovMoments& out) const {
     const std::int64_t k = desc_.lanes();
@@ -390,9 +389,9 @@ class CudaTiledPlan : public CovPlan {
   std::vector<DeviceBuffer> x_;
 };
 
-CovKernel tiled_kernel() {
+CovKernel herk_kernel() {
   CovKernel k;
-  k.name = "cuda.tiled";
+  k.name = "cuda.herk";
   k.summary =
       "tiled SYRK/HERK: lower 64x64 lane tiles, 16-sample chunks read once into shared memory, "
       "4x4 micro-tiles in float (int), float64 (int64) merge; any channels, complex, batches";
@@ -408,20 +407,20 @@ CovKernel tiled_kernel() {
   k.can_implement = [](const Device&, const CovDesc& d, const Params&) -> std::string {
     const std::int64_t rows = (d.lanes() + kTile - 1) / kTile;
     if (d.batch > 65535)
-      return "cuda.tiled launches one grid row per batch: at most 65535 (got " +
+      return "cuda.herk launches one grid row per batch: at most 65535 (got " +
              std::to_string(d.batch) + ")";
     if (double(d.batch) * double(rows * (rows + 1) / 2) > 2147483647.0)
-      return "cuda.tiled: " + d.shape() + " has too many tiles for one launch";
+      return "cuda.herk: " + d.shape() + " has too many tiles for one launch";
     return "";
   };
   k.make_plan = [](const Device& dev, const CovDesc& d,
                    const Params& p) -> std::unique_ptr<CovPlan> {
-    return std::make_unique<CudaTiledPlan>(dev, d, p);
+    return std::make_unique<CudaHerkPlan>(dev, d, p);
   };
   return k;
 }
 
-const Register registered{tiled_kernel()};
+const Register registered{herk_kernel()};
 
 }  // namespace
 }  // namespace kafel::cuda

@@ -91,7 +91,7 @@ void tile_of(int t, int* ti, int* tj) {
   *tj = t - i * (i + 1) / 2;
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void cov_tiled(
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void cov_herk(
     __global const IN* x, long cstep, long sstep, long bstep, int lanes, long n, long range,
     int tiles, int splits, __global const float* pilot, __global WIDE* partial) {
   __local LT As[KC * LDA];
