@@ -426,7 +426,9 @@ TEST(Hardening, PeakShareNeverExceedsOneHundredPercent) {
                                 "bench --device cpu --kernels all --sizes 64 --warmup 1 --reps 2 "
                                 "--json r.json");
   ASSERT_EQ(b.rc, 0) << b.err;
-  for (const auto& rec : nlohmann::json::parse(read_bytes(dir.file("r.json")))["records"]) {
+  // The parsed document lives as long as the loop (a temporary's subobject would not).
+  const auto doc = nlohmann::json::parse(read_bytes(dir.file("r.json")));
+  for (const auto& rec : doc["records"]) {
     EXPECT_GE(rec["peak_pct"].get<double>(), 0.0);
     EXPECT_LE(rec["peak_pct"].get<double>(), 100.0) << rec.dump();
   }
