@@ -84,24 +84,25 @@ void batch_moments(const CovArgs& a, std::int64_t batch, int t, CovMoments& out)
   const Lanes x{a.data, a.desc.type, lane_addressing(a), batch};
   const std::int64_t lanes = a.desc.lanes(), n = a.desc.samples;
   const auto k = static_cast<std::size_t>(lanes);
-  const auto parallel_parts = [t](int parts, int threads, const auto& fn) {
+  // The t ranges on the pool; one range on the calling thread (a batch of the batch-parallel
+  // path already runs on the pool, which is not re-entered).
+  const auto run_ranges = [t](const auto& fn) {
     if (t == 1) {
       fn(0, 0);
     } else {
-      kafel::parallel_parts(parts, threads, fn);
+      parallel_parts(t, t, fn);
     }
   };
   // Scratch is allocated here, per thread: pool jobs must not throw (bad_alloc included).
   std::vector<std::vector<double>> sums(t, std::vector<double>(k)),
       moms(t, std::vector<double>(k * k)), scratch(t, std::vector<double>(k * kBlock));
-  parallel_parts(
-      t, t, [&](int i, int) { add_sums(x, lanes, n * i / t, n * (i + 1) / t, sums[i].data()); });
+  run_ranges([&](int i, int) { add_sums(x, lanes, n * i / t, n * (i + 1) / t, sums[i].data()); });
   std::vector<double> mean(k, 0.0);
   for (std::size_t l = 0; l < k; ++l) {
     for (int i = 0; i < t; ++i) mean[l] += sums[i][l];
     mean[l] /= static_cast<double>(n);
   }
-  parallel_parts(t, t, [&](int i, int tid) {
+  run_ranges([&](int i, int tid) {
     add_products(x, lanes, mean.data(), n * i / t, n * (i + 1) / t, scratch[tid].data(),
                  moms[i].data());
   });
@@ -126,7 +127,7 @@ void reference_moments(const CovArgs& a, CovMoments& out) {
   // Short blocks in a batch: one batch per pool part. Pool jobs must not throw, so an error
   // (bad_alloc) is kept and rethrown here.
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(batches));
-  kafel::parallel_parts(static_cast<int>(batches), threads, [&](int b, int) {
+  parallel_parts(static_cast<int>(batches), threads, [&](int b, int) {
     try {
       batch_moments(a, b, 1, out);
     } catch (...) {
