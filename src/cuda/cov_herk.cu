@@ -245,10 +245,8 @@ class CudaHerkPlan : public CovPlan {
     pitch_ = (d.samples + chunk - 1) / chunk * chunk * (d.complex() ? 2 : 1);
     const std::int64_t rows = (d.lanes() + kTile - 1) / kTile;
     tiles_ = rows * (rows + 1) / 2;
-    const std::int64_t target = std::int64_t(device_props(ordinal_).sm_count) * p.at("BPS");
-    const std::int64_t by_device = (target + tiles_ * d.batch - 1) / (tiles_ * d.batch);
-    splits_ =
-        std::clamp<std::int64_t>(by_device, 1, std::max<std::int64_t>(1, d.samples / kMinRange));
+    const std::int64_t slots = std::int64_t(device_props(ordinal_).sm_count) * p.at("BPS");
+    splits_ = splits_for(tiles_ * d.batch, slots, std::max<std::int64_t>(1, d.samples / kMinRange));
     range_ = ((d.samples + splits_ - 1) / splits_ + chunk - 1) / chunk * chunk;
     splits_ = (d.samples + range_ - 1) / range_;
     partial_ =
@@ -313,6 +311,22 @@ class CudaHerkPlan : public CovPlan {
   }
 
   std::string timer() const override { return "cuda-events"; }
+
+  // Sample ranges per tile: the count whose whole waves of `slots` resident blocks finish
+  // soonest (time ~ waves / splits), the fewest on ties; a last wave a third full costs as
+  // much as a full one.
+  static std::int64_t splits_for(std::int64_t blocks, std::int64_t slots, std::int64_t most) {
+    std::int64_t best = 1;
+    double best_time = 0.0;
+    for (std::int64_t s = 1; s <= std::min<std::int64_t>(most, 4 * slots); ++s) {
+      const double time = double((blocks * s + slots - 1) / slots) / double(s);
+      if (s == 1 || time < best_time * (1.0 - 1e-9)) {
+        best = s;
+        best_time = time;
+      }
+    }
+    return best;
+  }
 
  private:
   static constexpr std::int64_t kW = kHerkPartial;
@@ -489,7 +503,9 @@ CovKernel herk_tc_kernel() {
   k.params.params = {
       param("FLUSH", 16, {4, 8, 16}, 1, 16,
             "32-sample chunks per float sum before it is added in float64 (<= 512 products)"),
-      param("BPS", 4, {2, 4, 8}, 1, 64, "blocks per SM (at least, when the samples allow)")};
+      param("BPS", 3, {2, 3, 4}, 1, 64,
+            "blocks resident per SM (73 KiB of shared memory each: 3 on an H100) that the "
+            "sample ranges fill in whole waves")};
   // Above cuda.herk where the GPU has mma.sync (the float types); cuda.onepass stays first.
   k.preference = 6;
   const auto base = k.can_implement;
