@@ -1,4 +1,4 @@
-// File formats: the lecture's matmul.dat, NumPy .npy and raw float32 sample files.
+// File formats: the lecture's matmul.dat, NumPy .npy and raw (float32 or complex) sample files.
 // Every reader validates sizes strictly and throws IoError / InvalidArgument / OutOfMemory.
 #pragma once
 
@@ -62,9 +62,10 @@ MatmulData make_matmul_data(std::int64_t m, std::int64_t p, std::int64_t n, std:
                             DType dtype = DType::f32);
 
 // ---- NumPy .npy --------------------------------------------------------------------------
-// Versions 1.0, 2.0 and 3.0; dtypes <f4, <f8, <i4, <f2 (f16) and |i1 (i8): the real types of the
-// type table with a NumPy descriptor (bf16 and fp8 have none: write them as f32); C or Fortran
-// order; 1-D (read as a 1 x n row) or 2-D. Fortran order reads as a column-major Matrix.
+// Versions 1.0, 2.0 and 3.0; dtypes <f4, <f8, <i4, <f2 (f16), |i1 (i8), <c8 (cf32) and <c16
+// (cf64): the types of the type table with a NumPy descriptor (bf16 and fp8 have none: write them
+// as f32; NumPy has no complex int8/int16: use raw files); C or Fortran order; 1-D (read as a
+// 1 x n row) or 2-D. Fortran order reads as a column-major Matrix.
 // A 3-D array is a stack of matrices (count x rows x cols, e.g. a batched GEMM's operands): read
 // with read_npy_stack, written with write_npy_stack; read_npy refuses it.
 
@@ -92,31 +93,34 @@ void write_npy(const std::string& path, const MatrixView& m, bool one_d = false)
 void write_npy_f64(const std::string& path, const std::vector<std::int64_t>& shape,
                    const double* re, const double* im = nullptr);
 
-// ---- raw float32 samples -----------------------------------------------------------------
+// ---- raw samples -------------------------------------------------------------------------
 // Planar: channel 0's samples, then channel 1's, ... (channels x N row-major).
 // Interleaved: sample 0 of every channel, then sample 1, ... (as ADCs deliver; N x channels).
-// Either way a file reads as a channels x N f32 Matrix: row-major for planar, column-major for
-// interleaved (no reordering copy).
+// Either way a file reads as a channels x N Matrix: row-major for planar, column-major for
+// interleaved (no reordering copy). Samples are float32, or with `type` any element of the type
+// table: complex ones (cf32, ci8, ci16) stored as interleaved (re, im) pairs.
 
 // SampleLayout and parse_sample_layout live in kafel/types.hpp (shared with covariance).
 
-// Whole frames (one float32 per channel) in a raw sample file; throws IoError for a directory,
-// a FIFO or other non-regular file, an empty file or a length that is not whole frames.
-std::int64_t raw_sample_frames(const std::string& path, std::int64_t channels);
+// Whole frames (one sample per channel) in a raw sample file; throws IoError for a directory,
+// a FIFO or other non-regular file, an empty file, a complex file with an odd number of
+// components (re without its im) or a length that is not whole frames.
+std::int64_t raw_sample_frames(const std::string& path, std::int64_t channels,
+                               DType type = DType::f32);
 Matrix read_raw_samples(const std::string& path, std::int64_t channels, SampleLayout layout);
 // Writes a channels x N view (any layout / ld) as raw float32 in the given file layout.
 void write_raw_samples(const std::string& path, const MatrixView& samples, SampleLayout layout);
 
-// Reads a raw float32 stream block after block from a file, a FIFO or stdin ("-"). Opening a
-// FIFO never blocks; like stdin, the first read then waits for the writer's data (a writer
-// that closes without writing is an empty stream).
-// Each block holds `samples_per_block` samples of every channel in the given layout. The last
-// block may be shorter (interleaved only: a planar block cannot be cut); a stream that ends
-// inside a sample frame is an IoError.
+// Reads a raw sample stream (float32, or `type`) block after block from a file, a FIFO or stdin
+// ("-"). Opening a FIFO never blocks; like stdin, the first read then waits for the writer's data
+// (a writer that closes without writing is an empty stream). Each block holds `samples_per_block`
+// samples of every channel in the given layout. The last block may be shorter (interleaved only: a
+// planar block cannot be cut); a stream that ends inside a sample frame (or between the re and im
+// of a complex sample) is an IoError.
 class SampleStream {
  public:
   SampleStream(const std::string& path, std::int64_t channels, std::int64_t samples_per_block,
-               SampleLayout layout);
+               SampleLayout layout, DType type = DType::f32);
   ~SampleStream();
   SampleStream(const SampleStream&) = delete;
   SampleStream& operator=(const SampleStream&) = delete;
@@ -133,6 +137,7 @@ class SampleStream {
   bool await_writer_ = false;  // a FIFO opened before its writer: wait for it on the first read
   std::int64_t channels_, samples_;
   SampleLayout layout_;
+  DType type_;
   std::int64_t blocks_ = 0;
   bool done_ = false;
 };

@@ -54,14 +54,23 @@ std::string conversion_problem(double v, DType target) {
 }  // namespace
 
 void check_convertible(const MatrixView& m, DType target, const std::string& what) {
-  if (is_complex(target) || is_complex(m.dtype) || m.dtype == target) return;
+  // Between real and complex nothing converts (copy refuses it); complex to complex converts
+  // each half, checked against the target's component type (cf64 1e300 -> cf32 is refused).
+  if (is_complex(target) != is_complex(m.dtype) || m.dtype == target) return;
+  const bool complex = is_complex(target);
+  const DType from = type_info(m.dtype).component, to = type_info(target).component;
+  if (is_complex(from) || is_complex(to)) return;  // ci16 has no real half type in the table
+  const std::size_t half = dtype_size(from);
   for (std::int64_t i = 0; i < m.rows; ++i)
-    for (std::int64_t j = 0; j < m.cols; ++j) {
-      const double v = m.get(i, j);
-      if (const std::string why = conversion_problem(v, target); !why.empty())
-        throw InvalidArgument("cannot convert " + element(what, i, j, v) + " to " +
-                              std::string(to_string(target)) + ": it " + why);
-    }
+    for (std::int64_t j = 0; j < m.cols; ++j)
+      for (int part = 0; part < (complex ? 2 : 1); ++part) {
+        const auto* p = static_cast<const char*>(m.address(i, j)) + std::size_t(part) * half;
+        const double v = load_as_double(from, p);
+        if (const std::string why = conversion_problem(v, to); !why.empty())
+          throw InvalidArgument("cannot convert " + element(what, i, j, v) +
+                                (complex ? part ? " (im)" : " (re)" : "") + " to " +
+                                std::string(to_string(target)) + ": it " + why);
+      }
 }
 
 }  // namespace kafel

@@ -1,6 +1,6 @@
-// NumPy .npy reading and writing: versions 1.0-3.0, the real types NumPy describes (<f4 <f8 <i4
-// <f2 |i1), C and Fortran order, matrices and stacks of them (3-D); the header dict is parsed
-// strictly, anything else is refused.
+// NumPy .npy reading and writing: versions 1.0-3.0, the types NumPy describes (<f4 <f8 <i4 <f2
+// |i1, complex <c8 <c16), C and Fortran order, matrices and stacks of them (3-D); the header
+// dict is parsed strictly, anything else is refused.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -128,12 +128,11 @@ std::string printable(const std::string& s) {
   return s.size() > 32 ? out + "..." : out;
 }
 
-// The real types of the type table that NumPy can describe, e.g. "<f4, <f8, <i4, <f2, |i1".
+// The types of the type table that NumPy can describe, e.g. "<f4, <f8, <i4, <f2, |i1, <c8, <c16".
 std::string readable_descrs() {
   std::string out;
   for (const TypeInfo& t : all_types())
-    if (t.kind != TypeKind::complex && t.npy && *t.npy)
-      out += (out.empty() ? "" : ", ") + std::string(t.npy);
+    if (t.npy && *t.npy) out += (out.empty() ? "" : ", ") + std::string(t.npy);
   return out;
 }
 
@@ -143,7 +142,7 @@ DType parse_descr(const std::string& raw, const std::string& path) {
                                ? "|" + raw.substr(1)
                                : raw;
   for (const TypeInfo& t : all_types())
-    if (t.kind != TypeKind::complex && t.npy && want == t.npy) return t.type;
+    if (t.npy && *t.npy && want == t.npy) return t.type;
   const std::string d = printable(raw);
   std::string why = "unsupported dtype '" + d + "'";
   if (!d.empty() && d[0] == '>') {

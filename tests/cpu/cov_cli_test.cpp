@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <complex>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -11,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kafel/cov.hpp"
@@ -262,9 +265,9 @@ TEST(CovCli, BadSampleTypes) {
   EXPECT_NE(r.code, 0);
   const std::string raw = tmp("typed.f32");
   write_floats(raw, {1, 2, 3, 4, 5, 6, 7, 8});
-  r = kafel("--device cpu --type cf32 --channels 2 --input " + raw);
+  r = kafel("--device cpu --batch 2 --channels 2 --input " + raw);
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.err.find("--input reads float32"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--input holds one covariance per block"), std::string::npos) << r.err;
   r = kafel("--device cpu --batch 0 --samples 100");
   EXPECT_NE(r.code, 0);
 }
@@ -326,6 +329,192 @@ TEST(CovCli, BadWindows) {
   r = kafel("--device cpu --samples 300 --blocks 1 --window 600 --hop 300");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("no window completed"), std::string::npos) << r.err;
+}
+
+// ---- complex inputs ---------------------------------------------------------------------------
+
+using Complex = std::complex<double>;
+
+// The sample covariance recomputed directly in complex128: R = (X - mean)(X - mean)^H / (N - 1).
+std::vector<Complex> direct_cov(const std::vector<std::vector<Complex>>& x) {
+  const std::size_t c = x.size(), n = x[0].size();
+  std::vector<Complex> mean(c), r(c * c);
+  for (std::size_t i = 0; i < c; ++i) {
+    for (const Complex& v : x[i]) mean[i] += v;
+    mean[i] /= double(n);
+  }
+  for (std::size_t i = 0; i < c; ++i)
+    for (std::size_t k = 0; k < c; ++k) {
+      Complex acc = 0;
+      for (std::size_t t = 0; t < n; ++t) acc += (x[i][t] - mean[i]) * std::conj(x[k][t] - mean[k]);
+      r[i * c + k] = acc / double(n - 1);
+    }
+  return r;
+}
+
+// Relative Frobenius distance of a complex128 --out file from `want`.
+double rel_frobenius(const std::string& out, const std::vector<Complex>& want) {
+  const NpyDoubles got = read_doubles(out);
+  EXPECT_NE(got.header.find("'descr': '<c16'"), std::string::npos) << got.header;
+  EXPECT_EQ(got.values.size(), 2 * want.size());
+  if (got.values.size() != 2 * want.size()) return 1.0;
+  double diff = 0, norm = 0;
+  for (std::size_t k = 0; k < want.size(); ++k) {
+    diff += std::norm(Complex(got.values[2 * k], got.values[2 * k + 1]) - want[k]);
+    norm += std::norm(want[k]);
+  }
+  return std::sqrt(diff / norm);
+}
+
+// C channels x N complex samples around a large common offset (the hard case for accuracy).
+std::vector<std::vector<Complex>> complex_signal(std::size_t c, std::size_t n) {
+  std::vector<std::vector<Complex>> x(c, std::vector<Complex>(n));
+  for (std::size_t i = 0; i < c; ++i)
+    for (std::size_t t = 0; t < n; ++t)
+      x[i][t] = Complex(100.0 + std::sin(0.3 * double(t * (i + 1))) + double(i),
+                        -50.0 + std::cos(0.7 * double(t) + double(i)) * double(i + 1));
+  return x;
+}
+
+// The signal as a .npy of `type` (cf32 or cf64), planar C x N or interleaved N x C.
+void write_complex_npy(const std::string& path, const std::vector<std::vector<Complex>>& x,
+                       kafel::DType type, bool interleaved) {
+  const std::int64_t c = std::int64_t(x.size()), n = std::int64_t(x[0].size());
+  kafel::Matrix m(type, interleaved ? n : c, interleaved ? c : n);
+  for (std::int64_t i = 0; i < c; ++i)
+    for (std::int64_t t = 0; t < n; ++t) {
+      void* p = interleaved ? m.view().address(t, i) : m.view().address(i, t);
+      if (type == kafel::DType::c64) {
+        static_cast<float*>(p)[0] = float(x[i][t].real());
+        static_cast<float*>(p)[1] = float(x[i][t].imag());
+      } else {
+        static_cast<double*>(p)[0] = x[i][t].real();
+        static_cast<double*>(p)[1] = x[i][t].imag();
+      }
+    }
+  kafel::write_npy(path, m.view());
+}
+
+// The signal rounded to complex64, as the kernel sees it, for the direct recomputation.
+std::vector<std::vector<Complex>> rounded(std::vector<std::vector<Complex>> x) {
+  for (auto& row : x)
+    for (Complex& v : row) v = Complex(float(v.real()), float(v.imag()));
+  return x;
+}
+
+// <c8 and <c16 .npy inputs, planar and interleaved: the type is inferred (cf32; <c16 rounded and
+// said so in the source), and the covariance matches a direct complex128 recomputation.
+TEST(CovCli, ComplexNpyAgainstADirectRecomputation) {
+  const auto x = complex_signal(5, 2003);
+  const std::vector<Complex> want = direct_cov(rounded(x));
+  const std::string out = tmp("cnpy_out.npy"), json = tmp("cnpy.json");
+  for (kafel::DType t : {kafel::DType::c64, kafel::DType::c128})
+    for (bool interleaved : {false, true}) {
+      const std::string in = tmp(std::string("cnpy_") + std::string(kafel::to_string(t)) +
+                                 (interleaved ? "_i" : "_p") + ".npy");
+      write_complex_npy(in, x, t, interleaved);
+      const std::string args = "--device cpu --input " + in +
+                               (interleaved ? " --layout interleaved" : "") + " --json " + json +
+                               " --out " + out;
+      const Ran r = kafel(args);
+      ASSERT_EQ(r.code, 0) << args << ": " << r.err;
+      nlohmann::json j;
+      std::ifstream(json) >> j;
+      EXPECT_EQ(j["type"], "cf32") << args;
+      EXPECT_EQ(j["channels"], 5) << args;
+      EXPECT_EQ(j["samples"], 2003) << args;
+      EXPECT_EQ(j["source"].get<std::string>().find("converted to cf32") != std::string::npos,
+                t == kafel::DType::c128)
+          << j["source"];
+      EXPECT_LE(rel_frobenius(out, want), 1e-6) << args;
+    }
+  // --type cf32 agrees with the file; blocks of a complex .npy stream one after the other.
+  const std::string in = tmp("cnpy_cf32_p.npy");
+  const Ran r = kafel("--device cpu --type cf32 --samples 1000 --blocks -1 --verify --input " + in +
+                      " --json " + json);
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json j;
+  std::ifstream(json) >> j;
+  EXPECT_EQ(j["blocks"], 2);
+  EXPECT_EQ(j["verified_blocks"], 2);
+}
+
+// Raw interleaved (re, im) files of cf32, ci8 and ci16 samples (ci8 / ci16 have no NumPy type),
+// from a file and from stdin, against the direct recomputation (integer samples: exact inputs).
+TEST(CovCli, ComplexRawFiles) {
+  constexpr std::size_t kC = 3, kN = 777;
+  std::vector<std::vector<Complex>> x(kC, std::vector<Complex>(kN));
+  std::vector<float> f32;
+  std::vector<std::int8_t> i8;
+  std::vector<std::int16_t> i16;
+  for (std::size_t i = 0; i < kC; ++i)
+    for (std::size_t t = 0; t < kN; ++t) {
+      const int re = int((t * 37 + i * 11) % 255) - 127, im = int((t * 53 + i * 7) % 201) - 100;
+      x[i][t] = Complex(re, im);
+      f32.insert(f32.end(), {float(re), float(im)});
+      i8.insert(i8.end(), {std::int8_t(re), std::int8_t(im)});
+      i16.insert(i16.end(), {std::int16_t(re * 200), std::int16_t(im * 200)});
+    }
+  const std::vector<Complex> want = direct_cov(x);
+  const std::string out = tmp("craw_out.npy");
+  auto put = [](const std::string& path, const void* data, std::size_t bytes) {
+    std::ofstream(path, std::ios::binary)
+        .write(static_cast<const char*>(data), std::streamsize(bytes));
+  };
+  const std::string cf = tmp("x.cf32"), c8 = tmp("x.ci8"), c16 = tmp("x.ci16");
+  put(cf, f32.data(), f32.size() * 4);
+  put(c8, i8.data(), i8.size());
+  put(c16, i16.data(), i16.size() * 2);
+  // cf32 accumulates in f32 (kafel's 1e-6 contract); integer samples accumulate exactly.
+  for (const auto& [args, tolerance] : {std::pair{"--type cf32 --input " + cf, 1e-6},
+                                        std::pair{"--type ci8 --input " + c8, 1e-12}}) {
+    const Ran r = kafel("--device cpu --channels 3 --out " + out + " " + args);
+    ASSERT_EQ(r.code, 0) << args << ": " << r.err;
+    EXPECT_LE(rel_frobenius(out, want), tolerance) << args;
+  }
+  Ran r = kafel("--device cpu --channels 3 --type ci16 --input " + c16 + " --out " + out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::vector<Complex> scaled = want;
+  for (Complex& v : scaled) v *= 200.0 * 200.0;
+  EXPECT_LE(rel_frobenius(out, scaled), 1e-12);
+  r = kafel("--device cpu --channels 3 --samples 777 --type cf32 --input - --out " + out, cf);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_LE(rel_frobenius(out, want), 1e-6);
+}
+
+// Complex inputs that do not match what the command line says are refused, naming the problem.
+TEST(CovCli, BadComplexInputs) {
+  const std::string odd = tmp("odd.cf32"), c8 = tmp("bad_c8.npy"), f4 = tmp("bad_f4.npy");
+  write_floats(odd, {1, 2, 3, 4, 5, 6, 7});
+  write_complex_npy(c8, complex_signal(2, 50), kafel::DType::c64, false);
+  kafel::Matrix real(kafel::DType::f32, 2, 50);
+  kafel::write_npy(f4, real.view());
+  struct Case {
+    std::string args, needle;
+  };
+  const std::vector<Case> cases = {
+      {"--type cf32 --channels 1 --input " + odd, "7 float32 values, an odd count"},
+      {"--type cf32 --channels 2 --samples 4 --blocks -1 --input - ", "an odd count"},
+      {"--type ci8 --channels 3 --input " + odd, "3-channel ci8"},
+      {"--channels 3 --input " + c8, "holds 2 channels"},
+      {"--type f32 --input " + c8, "would drop the imaginary parts"},
+      {"--type cf32 --input " + f4, "would read neighbouring samples as (re, im) pairs"},
+      {"--type ci8 --input " + c8, "NumPy has no complex int8/int16"},
+      {"--window 60 --input " + c8, "--window 60 exceeds the 50 samples per channel"},
+  };
+  for (const Case& c : cases) {
+    const Ran r = kafel("--device cpu " + c.args, odd);
+    EXPECT_EQ(r.code, 1) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find(c.needle), std::string::npos) << c.args << ": " << r.err;
+  }
+  // complex128 beyond float32's range cannot be rounded to cf32.
+  const std::string huge = tmp("huge_c16.npy");
+  kafel::Matrix h(kafel::DType::c128, 1, 4);
+  static_cast<double*>(h.data())[3] = 1e300;
+  kafel::write_npy(huge, h.view());
+  const Ran r = kafel("--device cpu --input " + huge);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("(0, 1) = 1e+300 (im) to cf32: it overflows"), std::string::npos) << r.err;
 }
 
 }  // namespace

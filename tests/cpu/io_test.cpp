@@ -218,6 +218,48 @@ TEST(Npy, ReadsVersionsTwoAndThree) {
   }
 }
 
+// Complex arrays (<c8, <c16) read back bit for bit, in C and Fortran order.
+TEST(Npy, ComplexRoundTrip) {
+  ScratchDir dir("io");
+  for (DType t : {DType::c64, DType::c128})
+    for (Layout layout : {Layout::RowMajor, Layout::ColMajor}) {
+      Matrix m(t, 3, 5, layout);
+      std::mt19937_64 rng(7);
+      fill_random_normal(m.view(), rng, 0.0, 1.0);
+      const std::string f = dir.file(std::string(to_string(t)) + ".npy");
+      write_npy(f, m.view());
+      NpyHeader h;
+      const Matrix r = read_npy(f, &h);
+      EXPECT_EQ(h.dtype, t);
+      ASSERT_EQ(r.dtype(), t);
+      ASSERT_EQ(r.bytes(), m.bytes());
+      EXPECT_EQ(std::memcmp(r.data(), m.data(), m.bytes()), 0) << to_string(t);
+    }
+}
+
+// A complex raw stream that ends between a re and its im is refused as such, not as a frame.
+TEST(SampleStream, ComplexPairsMustBeWhole) {
+  ScratchDir dir("io");
+  const std::vector<float> seven = {1, 2, 3, 4, 5, 6, 7};
+  write_bytes(dir.file("odd.raw"), std::string(reinterpret_cast<const char*>(seven.data()), 28));
+  expect_error<IoError>([&] { raw_sample_frames(dir.file("odd.raw"), 1, DType::c64); },
+                        "7 float32 values, an odd count");
+  EXPECT_EQ(raw_sample_frames(dir.file("odd.raw"), 7, DType::f32), 1);
+  const std::vector<std::int16_t> pairs = {1, -1, 2, -2, 3, -3};  // 3 ci16 samples
+  write_bytes(dir.file("ci16.raw"), std::string(reinterpret_cast<const char*>(pairs.data()), 12));
+  EXPECT_EQ(raw_sample_frames(dir.file("ci16.raw"), 3, DType::ci16), 1);
+  SampleStream s(dir.file("ci16.raw"), 1, 2, SampleLayout::Interleaved, DType::ci16);
+  Matrix block;
+  ASSERT_TRUE(s.next(block));
+  EXPECT_EQ(block.dtype(), DType::ci16);
+  EXPECT_EQ(block.cols(), 2);
+  ASSERT_TRUE(s.next(block));  // the interleaved tail: one sample
+  EXPECT_EQ(block.cols(), 1);
+  EXPECT_EQ(static_cast<const std::int16_t*>(block.data())[1], -3);
+  SampleStream cut(dir.file("odd.raw"), 1, 8, SampleLayout::Interleaved, DType::c64);
+  expect_error<IoError>([&] { cut.next(block); }, "ends inside a complex sample");
+}
+
 struct BadNpy {
   const char* name;
   std::string bytes;
@@ -278,7 +320,8 @@ TEST(Npy, StacksOfMatricesAreThreeDimensionalArrays) {
 TEST(Npy, BadFilesFailWithClearErrors) {
   ScratchDir dir("io");
   const std::vector<BadNpy> cases = {
-      {"complex", npy_bytes(dict_with("<c8"), 1, 32), "unsupported dtype '<c8'"},
+      {"complex256", npy_bytes(dict_with("<c32"), 1, 128), "unsupported dtype '<c32'"},
+      {"complextrunc", npy_bytes(dict_with("<c8"), 1, 28), "truncated"},
       {"bigendian", npy_bytes(dict_with(">f4"), 1, 16), "big-endian"},
       {"object", npy_bytes(dict_with("|O"), 1, 32), "object arrays"},
       {"int64", npy_bytes(dict_with("<i8"), 1, 32), "unsupported dtype '<i8'"},

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -39,6 +40,7 @@ struct CovCli {
     return windows.window > 0 || windows.forget > 0 || windows.forward_backward;
   }
   const CLI::Option* channels_opt = nullptr;
+  const CLI::Option* type_opt = nullptr;
   const CLI::Option* samples_opt = nullptr;
   const CLI::Option* deadline_opt = nullptr;
   // Options of the stream mode, refused with --bench rather than ignored.
@@ -47,8 +49,8 @@ struct CovCli {
   std::vector<const CLI::Option*> bench_only;
 };
 
-// A block source: the generator (static buffers), a raw float32 file / FIFO / stdin, or a .npy
-// file holding all blocks (C x total planar, total x C interleaved).
+// A block source: the generator (static buffers), a raw file / FIFO / stdin of --type samples,
+// or a .npy file holding all blocks (C x total planar, total x C interleaved).
 struct Source {
   CovBlockSource src;
   std::string what;
@@ -69,13 +71,37 @@ Source generator_source(const CovCli& o, const CovDesc& d) {
   return s;
 }
 
+// Copies samples [first, first + d.samples) of every channel of `m` (C x total planar, total x C
+// interleaved, elements of d.type) into a block in the kernel's layout.
+void copy_block(const MatrixView& m, const CovDesc& d, std::int64_t first, char* to) {
+  const std::size_t es = dtype_size(d.type);
+  const bool planar = d.layout == SampleLayout::Planar;
+  if (m.layout == Layout::RowMajor && (planar || m.ld == d.channels)) {
+    // Contiguous runs: a channel's samples (planar), or the whole block (interleaved).
+    for (std::int64_t c = 0; c < (planar ? d.channels : 1); ++c)
+      std::memcpy(to + std::size_t(c * d.samples) * es,
+                  planar ? m.address(c, first) : m.address(first, 0),
+                  std::size_t(d.samples * (planar ? 1 : d.channels)) * es);
+    return;
+  }
+  for (std::int64_t n = 0; n < d.samples; ++n)
+    for (std::int64_t c = 0; c < d.channels; ++c)
+      std::memcpy(to + std::size_t(planar ? c * d.samples + n : n * d.channels + c) * es,
+                  planar ? m.address(c, first + n) : m.address(first + n, c), es);
+}
+
+// A .npy input: real arrays (<f4, and <f8 <i4 <f2 |i1 converted to f32) or complex ones (<c8,
+// and <c16 rounded to cf32 per half; a value beyond float32's range is refused).
 Source npy_source(const CovCli& o, const CovDesc& d) {
   NpyHeader h;
   auto m = std::make_shared<Matrix>(read_npy(o.input, &h));
-  if (m->dtype() != DType::f32) {
-    check_convertible(m->view(), DType::f32, "'" + o.input + "'");
-    Matrix f(DType::f32, m->rows(), m->cols());
+  std::string converted;
+  if (m->dtype() != d.type) {
+    check_convertible(m->view(), d.type, "'" + o.input + "'");
+    Matrix f(d.type, m->rows(), m->cols(), m->layout());
     copy(m->view(), f.view());
+    converted = std::string(" (") + type_info(m->dtype()).npy + " converted to " +
+                std::string(to_string(d.type)) + ")";
     *m = std::move(f);
   }
   const bool planar = d.layout == SampleLayout::Planar;
@@ -87,22 +113,18 @@ Source npy_source(const CovCli& o, const CovDesc& d) {
                           std::string(to_string(d.layout)) + ")");
   const std::int64_t total = planar ? m->cols() : m->rows();
   Source s;
-  s.what = o.input;
+  s.what = o.input + converted;
   s.keep = m;
-  s.src.fill = [m, d, total, planar](std::int64_t b, float* buf) {
+  s.src.fill = [m, d, total](std::int64_t b, float* buf) {
     if ((b + 1) * d.samples > total) return false;
-    for (std::int64_t c = 0; c < (planar ? d.channels : 1); ++c)
-      for (std::int64_t n = 0; n < d.samples; ++n)
-        for (std::int64_t k = 0; k < (planar ? 1 : d.channels); ++k)
-          buf[planar ? c * d.samples + n : n * d.channels + k] =
-              planar ? m->get(c, b * d.samples + n) : m->get(b * d.samples + n, k);
+    copy_block(m->view(), d, b * d.samples, reinterpret_cast<char*>(buf));
     return true;
   };
   return s;
 }
 
 Source raw_source(const CovCli& o, const CovDesc& d) {
-  auto stream = std::make_shared<SampleStream>(o.input, d.channels, d.samples, d.layout);
+  auto stream = std::make_shared<SampleStream>(o.input, d.channels, d.samples, d.layout, d.type);
   auto block = std::make_shared<Matrix>();
   Source s;
   s.what = o.input == "-" ? "stdin" : o.input;
@@ -113,7 +135,7 @@ Source raw_source(const CovCli& o, const CovDesc& d) {
       throw InvalidArgument("the stream ends with a partial block of " +
                             std::to_string(block->cols()) + " samples (blocks hold " +
                             std::to_string(d.samples) + "); use --samples to match the data");
-    std::memcpy(buf, block->data(), static_cast<std::size_t>(d.channels * d.samples) * 4);
+    std::memcpy(buf, block->data(), static_cast<std::size_t>(d.min_bytes()));
     return true;
   };
   return s;
@@ -121,11 +143,11 @@ Source raw_source(const CovCli& o, const CovDesc& d) {
 
 Source make_source(const CovCli& o, const CovDesc& d) {
   if (o.input.empty()) return generator_source(o, d);
-  if (d.type != DType::f32 || d.batch != 1)
-    throw InvalidArgument("--input reads float32 samples, one covariance per block; --type " +
-                          o.type + (d.batch != 1 ? " --batch " + std::to_string(d.batch) : "") +
+  if (d.batch != 1)
+    throw InvalidArgument("--input holds one covariance per block; --batch " +
+                          std::to_string(d.batch) +
                           " runs on generated samples (--signal), or through the Python package "
-                          "for arrays of every sample type");
+                          "for batched arrays");
   if (ends_with(o.input, ".npy")) return npy_source(o, d);
   return raw_source(o, d);
 }
@@ -150,20 +172,57 @@ Source segment_major(Source s, const CovDesc& block, std::int64_t seg) {
   return s;
 }
 
+// The sample type: --type, else (for a .npy input) the array's: cf32 for complex arrays (<c8;
+// <c16 rounded), f32 for real ones (converted). A --type the .npy cannot hold is refused rather
+// than reinterpreted: NumPy has no complex int8/int16 (raw files carry those).
+DType resolve_type(const CovCli& o) {
+  const DType asked = parse_dtype(o.type);
+  if (!is_cov_sample_type(asked))
+    throw InvalidArgument("--type " + o.type + " is not a covariance sample type (use one of " +
+                          cov_sample_types_text() + ")");
+  if (!ends_with(o.input, ".npy")) return asked;
+  const DType held = read_npy_header(o.input).dtype;
+  const DType natural = is_complex(held) ? DType::c64 : DType::f32;
+  if (!o.type_opt->count() || asked == natural) return natural;
+  const std::string what = o.input + " holds " + (is_complex(held) ? "complex" : "real") +
+                           " samples ('" + type_info(held).npy + "')";
+  if (asked == DType::ci8 || asked == DType::ci16)
+    throw InvalidArgument(what + "; NumPy has no complex int8/int16, so --type " + o.type +
+                          " comes in raw files (--input x.bin --type " + o.type +
+                          " --channels C): leave --type out to read the .npy as " +
+                          std::string(to_string(natural)));
+  throw InvalidArgument(what + "; --type " + o.type +
+                        (is_complex(held) ? " would drop the imaginary parts"
+                                          : " would read neighbouring samples as (re, im) pairs") +
+                        ": leave --type out (or give --type " + std::string(to_string(natural)) +
+                        ")" + (is_complex(held) ? "" : ", or save the array as numpy.complex64"));
+}
+
+// Samples per channel in a .npy or raw input file (a raw one must be a regular file).
+std::int64_t file_samples(const CovCli& o) {
+  if (ends_with(o.input, ".npy")) {
+    const NpyHeader h = read_npy_header(o.input);
+    if (h.shape.size() != 2) throw InvalidArgument(o.input + " is not a 2-D array");
+    return parse_sample_layout(o.layout) == SampleLayout::Planar ? h.shape[1] : h.shape[0];
+  }
+  return raw_sample_frames(o.input, o.channels, resolve_type(o));
+}
+
 // Block samples of an input file: --samples, or (for .npy / raw files) the whole file split
-// into --blocks blocks (one when --blocks is -1).
+// into --blocks blocks (one when --blocks is -1). A window longer than a whole file is refused
+// here, before a block size taken from the file can blame the window segment instead.
 std::int64_t block_samples(const CovCli& o) {
-  if (o.input.empty() || o.input == "-" || o.samples_opt->count()) return o.samples;
-  const bool planar = parse_sample_layout(o.layout) == SampleLayout::Planar;
-  const std::int64_t total =
-      ends_with(o.input, ".npy")
-          ? [&] {
-              const NpyHeader h = read_npy_header(o.input);
-              if (h.shape.size() != 2) throw InvalidArgument(o.input + " is not a 2-D array");
-              return planar ? h.shape[1] : h.shape[0];
-            }()
-          : raw_sample_frames(o.input, o.channels);
-  return total / std::max<std::int64_t>(o.blocks, 1);
+  if (o.input.empty() || o.input == "-") return o.samples;
+  std::error_code ec;
+  const bool sized = ends_with(o.input, ".npy") || std::filesystem::is_regular_file(o.input, ec);
+  if (o.windows.window > 0 && sized) {
+    const std::int64_t total = file_samples(o);
+    if (o.windows.window > total)
+      throw InvalidArgument("--window " + std::to_string(o.windows.window) + " exceeds the " +
+                            std::to_string(total) + " samples per channel in " + o.input);
+  }
+  if (o.samples_opt->count()) return o.samples;
+  return file_samples(o) / std::max<std::int64_t>(o.blocks, 1);
 }
 
 // Channels: --channels, else (for a .npy input) the array's channel dimension, else 10.
@@ -179,10 +238,7 @@ std::int64_t resolve_channels(const CovCli& o) {
 
 // The operation of the command line: sample type, batch and shape, checked.
 CovDesc make_desc(const CovCli& o, std::int64_t channels, std::int64_t samples) {
-  const DType type = parse_dtype(o.type);
-  if (!is_cov_sample_type(type))
-    throw InvalidArgument("--type " + o.type + " is not a covariance sample type (use one of " +
-                          cov_sample_types_text() + ")");
+  const DType type = resolve_type(o);
   const CovDesc d{channels, samples, parse_sample_layout(o.layout), o.ddof, type, o.batch};
   d.validate();
   return d;
@@ -519,9 +575,12 @@ void refuse_mixed(const CovCli& o) {
 Run setup_cov(CLI::App& sub) {
   auto o = std::make_shared<CovCli>();
   sub.footer(
-      "Stream mode: blocks from the generator (--signal), a .npy, a raw float32 file, a FIFO or\n"
-      "stdin (-) through the library's stream; start-up (plan, buffers, a warm-up pass over\n"
-      "each) is reported apart from the blocks' latency. The first block (every one with\n"
+      "Stream mode: blocks from the generator (--signal), a .npy, a raw file, a FIFO or stdin (-)\n"
+      "through the library's stream. Inputs: a .npy's dtype sets --type (complex <c8 -> cf32,\n"
+      "<c16 rounded to cf32; real ones -> f32); raw files hold --type samples (complex: re, im\n"
+      "interleaved; ci8/ci16 only raw, NumPy has no complex integers). Start-up (plan,\n"
+      "buffers, a warm-up pass over each) is reported apart from the blocks' latency. The\n"
+      "first block (every one with\n"
       "--verify) is checked against the float64 reference (rel_err <= 1e-6).\n"
       "--bench: every kernel (or --kernel) on one generated block, verified first, then\n"
       "warm-up and --reps timed runs alternating with the read floor.\n"
@@ -538,8 +597,10 @@ Run setup_cov(CLI::App& sub) {
                                "Channels C (default: from a .npy input's shape, else 10)");
   o->samples_opt = int_option(sub, "--samples", o->samples, 1, kMaxSamples, "Samples N per block");
   sub.add_option("--layout", o->layout, "planar (C x N) or interleaved (N x C)");
-  sub.add_option("--type", o->type,
-                 "Sample type: f32, cf32 (complex64), ci8, ci16 (complex int8/int16)");
+  o->type_opt =
+      sub.add_option("--type", o->type,
+                     "Sample type: f32, cf32 (complex64), ci8, ci16 (complex int8/int16); "
+                     "default f32, or a .npy input's (cf32 for complex arrays)");
   int_option(sub, "--batch", o->batch, 1, kMaxCount,
              "Independent covariances per block (B x C x N, one launch)");
   sub.add_option("--signal", o->signal, "Generator: seed (the article's), random, offset");
@@ -553,7 +614,8 @@ Run setup_cov(CLI::App& sub) {
       o->deadline_opt = number_option(sub, "--deadline-ms", o->deadline_ms, 0, 1e9, true,
                                       "Deadline per block (default 1000/rate, else 50)"),
       int_option(sub, "--depth", o->depth, 1, kMaxCovDepth, "Blocks in flight (buffers / streams)"),
-      sub.add_option("--input", o->input, "Samples: .npy, raw float32 file or FIFO, - for stdin"),
+      sub.add_option("--input", o->input,
+                     "Samples: .npy, raw file (or FIFO) of --type samples, - for stdin"),
       sub.add_option("--out", o->out,
                      "Write the last block's covariance (.npy float64, complex128 for complex "
                      "samples; batch x C x C)"),
