@@ -60,9 +60,8 @@ def gemm(a: Any, b: Any, c: Any = None, *, alpha: float = 1.0, beta: float = 0.0
     device = device if device is not None else f"cuda:{gpu}"
     out = _device_output(a, b, c, out, beta, trans_a, trans_b, compute)
     stream = _arrays.current_stream(a, gpu)
-    _kafel.gemm_device(_arrays.device_handle(a, stream), _arrays.device_handle(b, stream),
-                       _arrays.device_handle(out, stream), alpha, beta, trans_a, trans_b, device,
-                       kernel or "", compute, stream)
+    _kafel.gemm_device(_handle(a, stream), _handle(b, stream), _handle(out, stream), alpha, beta,
+                       trans_a, trans_b, device, kernel or "", compute, stream)
     return out
 
 
@@ -90,19 +89,38 @@ class GemmPlan:
         self._beta = beta
         self._plan = _kafel.Plan(alpha, beta, trans_a, trans_b, device, kernel or "", compute,
                                  gpu is not None)
+        self._c_types: dict = {}  # a's dtype -> the name of C's, for outputs made here
 
     def __call__(self, a: Any, b: Any, c: Any = None, *, out: Any = None) -> Any:
-        """Runs the prepared GEMM on these operands; returns C as :func:`gemm` does."""
+        """Runs the prepared GEMM on these operands; returns C as :func:`gemm` does.
+
+        On the GPU one call resolves the operands' pointers (no copy), allocates C through the
+        caller's library unless ``out`` is given, and enqueues the GEMM on the producer's current
+        stream: no device allocation by kafel, no host synchronisation, no timing events.
+        """
         if self._gpu is None:
             if _all_numpy(a, b, c, out):
                 return self._plan.run_host(a, b, c, out)
             result = self._plan.run_host(a, b, c, out)
             return result if out is not None else _arrays.to_callers_kind(result, a)
-        out = _device_output(a, b, c, out, self._beta, *self._trans, self._compute)
+        if out is None and c is None and self._beta == 0:
+            out = self._new_output(a, b)
+        else:
+            out = _device_output(a, b, c, out, self._beta, *self._trans, self._compute)
         stream = _arrays.current_stream(a, self._gpu)
-        self._plan.run_device(_arrays.device_handle(a, stream), _arrays.device_handle(b, stream),
-                              _arrays.device_handle(out, stream), stream)
+        self._plan.run_device(_handle(a, stream), _handle(b, stream), _handle(out, stream), stream)
         return out
+
+    def _new_output(self, a: Any, b: Any) -> Any:
+        """A new C for operands a, b, of the element type worked out once per type of a."""
+        trans_a, trans_b = self._trans
+        m = a.shape[1] if trans_a else a.shape[0]
+        n = b.shape[0] if trans_b else b.shape[1]
+        c_type = self._c_types.get(a.dtype)
+        if c_type is None:
+            c_type = _dtype_name_of(_kafel.result_dtype(_dtype_name(a), self._compute))
+            self._c_types[a.dtype] = c_type
+        return _arrays.empty_like_kind(a, (m, n), c_type)
 
     @property
     def device(self) -> Device:
@@ -131,6 +149,13 @@ class GemmPlan:
 def _all_numpy(a: Any, b: Any, c: Any, out: Any) -> bool:
     return (type(a) is _ndarray and type(b) is _ndarray and (c is None or type(c) is _ndarray)
             and (out is None or type(out) is _ndarray))
+
+
+def _handle(x: Any, stream: int) -> Any:
+    """What the binding reads for a CUDA array: its raw pointer tuple where that is enough (torch
+    and cupy arrays of a plain layout, the per-call fast path), else a DLPack capsule / CAI tuple."""
+    raw = _arrays.raw_operand(x)
+    return raw if raw is not None else _arrays.device_handle(x, stream)
 
 
 def _gpu_of(*arrays: Any) -> Optional[int]:

@@ -101,11 +101,10 @@ struct HostCall {
 
 Operand writable_operand(nb::handle obj, const char* what) {
   nb::ndarray<> writable;
-  if (!nb::try_cast(obj, writable)) {
-    nb::ndarray<nb::ro> readable;
-    if (nb::try_cast(obj, readable)) throw InvalidArgument(std::string(what) + " is read-only");
-  }
-  return to_operand(obj, what);
+  if (nb::try_cast(obj, writable)) return to_operand(nb::ndarray<nb::ro>(writable), what);
+  nb::ndarray<nb::ro> readable;
+  if (nb::try_cast(obj, readable)) throw InvalidArgument(std::string(what) + " is read-only");
+  return to_operand(obj, what);  // not an array: its message
 }
 
 void choose_target(const GemmCall& call, HostCall& h) {
