@@ -40,3 +40,24 @@ def test_a_plan_takes_other_layouts_but_not_other_shapes(rng):
     assert "plan made for" in str(e.value) or "prepared for" in str(e.value)
     with pytest.raises(kafel.InvalidArgument):
         plan(a.astype("f8"), b.astype("f8"))
+
+
+def test_a_reused_plan_prepares_once_and_writes_out_in_place(rng):
+    # Per-call cost: a reused plan neither chooses nor prepares again (one prepared GEMM per
+    # layout) and writes out= where it is, with bit-identical results on every call.
+    a = rng.standard_normal((33, 17)).astype("f4")  # odd sizes: no padded, aligned rows
+    b = rng.standard_normal((17, 9)).astype("f4")
+    plan = kafel.GemmPlan(a, b)
+    out = np.empty((33, 9), "f4")
+    first = plan(a, b).copy()
+    for _ in range(1000):
+        assert plan(a, b, out=out) is out
+        assert np.array_equal(out, first)
+    assert plan._plan.prepared_count == 1
+    np.testing.assert_allclose(first, a.astype("f8") @ b.astype("f8"), rtol=1e-5, atol=1e-5)
+    fortran = np.asfortranarray(a)
+    for _ in range(10):
+        np.testing.assert_allclose(plan(fortran, b), first, rtol=1e-6, atol=1e-6)
+    assert plan._plan.prepared_count == 2  # the column-major A got a prepared GEMM of its own
+    plan(a, b, out=out)
+    assert plan._plan.prepared_count == 2 and np.array_equal(out, first)
