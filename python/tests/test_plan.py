@@ -61,3 +61,26 @@ def test_a_reused_plan_prepares_once_and_writes_out_in_place(rng):
     assert plan._plan.prepared_count == 2  # the column-major A got a prepared GEMM of its own
     plan(a, b, out=out)
     assert plan._plan.prepared_count == 2 and np.array_equal(out, first)
+
+
+def test_what_kafel_gemm_keeps_prepared_for_cuda_arrays():
+    # The key of kafel.gemm's per-thread plans (used for CUDA arrays): every argument that
+    # changes the prepared GEMM is in it, and large problems are not kept.
+    from kafel import _gemm
+
+    a, b, out = np.ones((8, 4), "f4"), np.ones((4, 2), "f4"), np.ones((8, 2), "f4")
+    key = _gemm._plan_key(a, b, out, 1, 0, False, False, "cuda:0", None, None)
+    assert key == _gemm._plan_key(a.copy(), b, out, 1.0, 0.0, False, False, "cuda:0", "", None)
+    others = [
+        _gemm._plan_key(a.astype("f8"), b, out, 1, 0, False, False, "cuda:0", None, None),
+        _gemm._plan_key(a, b, out, 2, 0, False, False, "cuda:0", None, None),
+        _gemm._plan_key(a, b, out, 1, 1, False, False, "cuda:0", None, None),
+        _gemm._plan_key(a.T, b[:, :1].T, out[:4, :1], 1, 0, True, True, "cuda:0", None, None),
+        _gemm._plan_key(a, b, out, 1, 0, False, False, "cuda:1", None, None),
+        _gemm._plan_key(a, b, out, 1, 0, False, False, "cuda:0", "cuda.smem", None),
+        _gemm._plan_key(a, b, out, 1, 0, False, False, "cuda:0", None, "tf32"),
+    ]
+    assert key is not None and all(k is not None and k != key for k in others)
+    big = np.ones((2048, 2048), "f4")
+    assert _gemm._plan_key(big, big, big, 1, 0, False, False, "cuda:0", None, None) is None
+    assert _gemm._plan_key(a, b, out, 1, 0, False, False, 0, None, None) is None
