@@ -65,6 +65,8 @@ MatmulData make_matmul_data(std::int64_t m, std::int64_t p, std::int64_t n, std:
 // Versions 1.0, 2.0 and 3.0; dtypes <f4, <f8, <i4, <f2 (f16) and |i1 (i8): the real types of the
 // type table with a NumPy descriptor (bf16 and fp8 have none: write them as f32); C or Fortran
 // order; 1-D (read as a 1 x n row) or 2-D. Fortran order reads as a column-major Matrix.
+// A 3-D array is a stack of matrices (count x rows x cols, e.g. a batched GEMM's operands): read
+// with read_npy_stack, written with write_npy_stack; read_npy refuses it.
 
 struct NpyHeader {
   DType dtype = DType::f32;
@@ -76,6 +78,12 @@ struct NpyHeader {
 
 NpyHeader read_npy_header(const std::string& path);
 Matrix read_npy(const std::string& path, NpyHeader* header = nullptr);
+// A 3-D array (count x rows x cols, C or Fortran order) as `count` row-major matrices; any other
+// number of dimensions is refused (IoError naming the shape).
+std::vector<Matrix> read_npy_stack(const std::string& path, NpyHeader* header = nullptr);
+// Writes matrices of one type and shape (any layouts / ld) as a C-order count x rows x cols
+// array; an empty list or one that differs throws InvalidArgument.
+void write_npy_stack(const std::string& path, const std::vector<MatrixView>& mats);
 // Writes a 2-D array (C order for row-major views, Fortran order for column-major ones), or a
 // 1-D array when `one_d` is set and the view has one row or one column.
 void write_npy(const std::string& path, const MatrixView& m, bool one_d = false);

@@ -7,13 +7,14 @@
 
 #include "core/cov_backend.hpp"
 #include "core/registry.hpp"
+#include "cuda/cov_herk.hpp"
 #include "cuda/runtime.hpp"
 
 namespace kafel::cuda {
 
 namespace {
 
-constexpr int kTile = 64, kThreads = 256, kChunk = 16;
+constexpr int kTile = kHerkTile, kThreads = 256, kChunk = 16;
 constexpr int kLoads = kTile * kChunk / kThreads;  // load slots per thread and panel
 constexpr int kLd = kTile + 4;                     // shared row stride (float4-aligned)
 constexpr std::int64_t kMinRange = 1024;
@@ -66,15 +67,6 @@ __device__ __forceinline__ int slot_sample(int e, bool planar, int comps) {
   return planar ? (e % (comps * kChunk)) / comps : e / kTile;
 }
 
-// Row ti and column tj of lower tile t (t = ti*(ti+1)/2 + tj).
-__device__ __forceinline__ void tile_of(int t, int& ti, int& tj) {
-  int i = static_cast<int>((sqrtf(8.0f * static_cast<float>(t) + 1.0f) - 1.0f) * 0.5f);
-  while ((i + 1) * (i + 2) / 2 <= t) ++i;
-  while (i * (i + 1) / 2 > t) --i;
-  ti = i;
-  tj = t - i * (i + 1) / 2;
-}
-
 // The pilot of every lane of every batch: the float mean of the first min(N, 32) samples,
 // summed in order (as the host's lane_pilot); 0 for integer samples.
 template <int MODE>
@@ -117,14 +109,14 @@ __global__ void __launch_bounds__(kThreads)
   const int tile = blockIdx.x % tiles, split = blockIdx.x / tiles;
   const int b = blockIdx.y;
   int ti, tj;
-  tile_of(tile, ti, tj);
+  herk_tile_of(tile, ti, tj);
   const bool diag = ti == tj;
   // This thread's 4x4 micro-tile; on diagonal tiles only the 136 lower ones (threads 0..135).
   int ty = lid / 16, tx = lid % 16;
   bool active = true;
   if (diag) {
     active = lid < 136;
-    tile_of(active ? lid : 0, ty, tx);
+    herk_tile_of(active ? lid : 0, ty, tx);
   }
   const long long n0 = split * range;
   const long long n1 = min(n, n0 + range);
@@ -243,15 +235,21 @@ int mode_of(DType t) {
 
 class CudaHerkPlan : public CovPlan {
  public:
-  CudaHerkPlan(const Device& dev, const CovDesc& d, const Params& p)
-      : ordinal_(ordinal_of(dev)), guard_(ordinal_), desc_(d), flush_(int(p.at("FLUSH"))) {
+  CudaHerkPlan(const Device& dev, const CovDesc& d, const Params& p, bool tensor_cores)
+      : ordinal_(ordinal_of(dev)),
+        guard_(ordinal_),
+        desc_(d),
+        flush_(int(p.at("FLUSH"))),
+        tensor_cores_(tensor_cores) {
+    const std::int64_t chunk = tensor_cores ? kHerkTcChunk : kChunk;
+    pitch_ = (d.samples + chunk - 1) / chunk * chunk * (d.complex() ? 2 : 1);
     const std::int64_t rows = (d.lanes() + kTile - 1) / kTile;
     tiles_ = rows * (rows + 1) / 2;
     const std::int64_t target = std::int64_t(device_props(ordinal_).sm_count) * p.at("BPS");
     const std::int64_t by_device = (target + tiles_ * d.batch - 1) / (tiles_ * d.batch);
     splits_ =
         std::clamp<std::int64_t>(by_device, 1, std::max<std::int64_t>(1, d.samples / kMinRange));
-    range_ = ((d.samples + splits_ - 1) / splits_ + kChunk - 1) / kChunk * kChunk;
+    range_ = ((d.samples + splits_ - 1) / splits_ + chunk - 1) / chunk * chunk;
     splits_ = (d.samples + range_ - 1) / range_;
     partial_ =
         DeviceBuffer(std::size_t(d.batch * tiles_ * splits_) * kW * 8, "covariance tile partials");
@@ -261,7 +259,7 @@ class CudaHerkPlan : public CovPlan {
   void load(const CovArgs& a, int slots) override {
     DeviceGuard g(ordinal_);
     std::vector<char> packed;
-    const void* src = tight(a, packed);
+    const void* src = tensor_cores_ ? padded_planar(a, packed) : tight(a, packed);
     x_.clear();
     for (int s = 0; s < std::max(1, slots); ++s) {
       x_.emplace_back(bytes(), "covariance samples");
@@ -273,7 +271,13 @@ class CudaHerkPlan : public CovPlan {
     DeviceGuard g(ordinal_);
     const DeviceBuffer& x = x_.at(slot);
     CovArgs tight_args{desc_, nullptr, 0, 0};
-    const LaneAddressing at = lane_addressing(tight_args);
+    LaneAddressing at = lane_addressing(tight_args);
+    if (tensor_cores_) {
+      const int comps = desc_.complex() ? 2 : 1;
+      at.channel_step = pitch_;
+      at.sample_step = comps;
+      at.batch_step = pitch_ * desc_.channels;
+    }
     EventTimer t;
     t.start(stream_);
     switch (mode_of(desc_.type)) {
@@ -311,7 +315,7 @@ class CudaHerkPlan : public CovPlan {
   std::string timer() const override { return "cuda-events"; }
 
  private:
-  static constexpr std::int64_t kW = kTile * kTile + kTile;
+  static constexpr std::int64_t kW = kHerkPartial;
 
   template <int MODE>
   void launch(const DeviceBuffer& x, const LaneAddressing& at) {
@@ -322,6 +326,28 @@ class CudaHerkPlan : public CovPlan {
         x.as<In>(), at.channel_step, at.sample_step, at.batch_step, lanes, desc_.samples, nb,
         pilot_.as<float>());
     KAFEL_CUDA_CHECK_LAUNCH("cov_herk_pilot");
+    if constexpr (MODE <= 1) {
+      if (tensor_cores_) {
+        HerkLaunch l;
+        l.x = x.as<float>();
+        l.cstep = at.channel_step;
+        l.sstep = at.sample_step;
+        l.bstep = at.batch_step;
+        l.lanes = lanes;
+        l.comps = MODE == 1 ? 2 : 1;
+        l.batches = nb;
+        l.n = desc_.samples;
+        l.range = range_;
+        l.tiles = static_cast<int>(tiles_);
+        l.splits = static_cast<int>(splits_);
+        l.flush = flush_;
+        l.planar = desc_.layout == SampleLayout::Planar;
+        l.pilot = pilot_.as<float>();
+        l.partial = partial_.as<double>();
+        launch_herk_tc(l, stream_);
+        return;
+      }
+    }
     const dim3 grid(static_cast<unsigned>(tiles_ * splits_), static_cast<unsigned>(nb));
     cov_herk<MODE><<<grid, kThreads, 0, stream_>>>(
         x.as<In>(), at.channel_step, at.sample_step, at.batch_step, lanes, desc_.samples, range_,
@@ -377,12 +403,44 @@ class CudaHerkPlan : public CovPlan {
     return packed.data();
   }
 
-  std::size_t bytes() const { return std::size_t(desc_.min_bytes()); }
+  // Every batch's channel rows, planar, each padded with zeros to pitch_ floats (whole chunks of
+  // the tensor-core kernel, so its 16-byte copies never leave a row).
+  const void* padded_planar(const CovArgs& a, std::vector<char>& packed) const {
+    const SamplesView v = a.view();
+    const int comps = desc_.complex() ? 2 : 1;
+    packed.assign(bytes(), 0);
+    auto* dst = reinterpret_cast<float*>(packed.data());
+    const auto* in = static_cast<const float*>(a.data);
+    const std::int64_t row = desc_.samples * comps;
+    for (std::int64_t b = 0; b < desc_.batch; ++b) {
+      float* out = dst + b * desc_.channels * pitch_;
+      if (desc_.layout == SampleLayout::Planar) {
+        for (std::int64_t c = 0; c < desc_.channels; ++c)
+          std::memcpy(out + c * pitch_, in + v.offset(c, 0, b) * comps,
+                      std::size_t(row) * sizeof(float));
+        continue;
+      }
+      // Sample-major input read in order, written to one running position per channel row.
+      for (std::int64_t n = 0; n < desc_.samples; ++n) {
+        const float* sample = in + v.offset(0, n, b) * comps;
+        for (std::int64_t c = 0; c < desc_.channels; ++c)
+          for (int k = 0; k < comps; ++k) out[c * pitch_ + n * comps + k] = sample[c * comps + k];
+      }
+    }
+    return packed.data();
+  }
+
+  std::size_t bytes() const {
+    if (tensor_cores_) return std::size_t(desc_.batch * desc_.channels * pitch_) * sizeof(float);
+    return std::size_t(desc_.min_bytes());
+  }
 
   int ordinal_;
   DeviceGuard guard_;
   CovDesc desc_;
   int flush_ = 32;
+  bool tensor_cores_ = false;
+  std::int64_t pitch_ = 0;  // floats per channel row of the tensor-core kernel's layout
   std::int64_t tiles_ = 1, splits_ = 1, range_ = 0;
   Stream stream_;
   DeviceBuffer partial_, pilot_;
@@ -415,12 +473,44 @@ CovKernel herk_kernel() {
   };
   k.make_plan = [](const Device& dev, const CovDesc& d,
                    const Params& p) -> std::unique_ptr<CovPlan> {
-    return std::make_unique<CudaHerkPlan>(dev, d, p);
+    return std::make_unique<CudaHerkPlan>(dev, d, p, false);
+  };
+  return k;
+}
+
+CovKernel herk_tc_kernel() {
+  CovKernel k = herk_kernel();
+  k.name = "cuda.herk_tc";
+  k.summary =
+      "cuda.herk on tensor cores: lower 64x64 lane tiles, 32-sample chunks in shared memory, "
+      "each product as three tf32 mma.sync (float accuracy), float64 merge; f32 and cf32, sm_80+";
+  k.rung = 3;
+  k.sample_types = {DType::f32, DType::c64};
+  k.params.params = {
+      param("FLUSH", 16, {4, 8, 16}, 1, 16,
+            "32-sample chunks per float sum before it is added in float64 (<= 512 products)"),
+      param("BPS", 4, {2, 4, 8}, 1, 64, "blocks per SM (at least, when the samples allow)")};
+  // Above cuda.herk where the GPU has mma.sync (the float types); cuda.onepass stays first.
+  k.preference = 6;
+  const auto base = k.can_implement;
+  k.can_implement = [base](const Device& dev, const CovDesc& d, const Params& p) -> std::string {
+    if (!dev.caps.has(Cap::mma_sm80))
+      return "cuda.herk_tc needs tensor cores with mma.sync (compute capability 8.0 or later)";
+    if (dev.local_memory < herk_tc_shared_bytes())
+      return "cuda.herk_tc needs " + std::to_string(herk_tc_shared_bytes() / 1024) +
+             " KiB of shared memory per block (" + dev.id + " has " +
+             std::to_string(dev.local_memory / 1024) + ")";
+    return base(dev, d, p);
+  };
+  k.make_plan = [](const Device& dev, const CovDesc& d,
+                   const Params& p) -> std::unique_ptr<CovPlan> {
+    return std::make_unique<CudaHerkPlan>(dev, d, p, true);
   };
   return k;
 }
 
 const Register registered{herk_kernel()};
+const Register registered_tc{herk_tc_kernel()};
 
 }  // namespace
 }  // namespace kafel::cuda

@@ -1,5 +1,6 @@
 // NumPy .npy reading and writing: versions 1.0-3.0, the real types NumPy describes (<f4 <f8 <i4
-// <f2 |i1), C and Fortran order; the header dict is parsed strictly, anything else is refused.
+// <f2 |i1), C and Fortran order, matrices and stacks of them (3-D); the header dict is parsed
+// strictly, anything else is refused.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -208,11 +209,17 @@ NpyHeader parse_header(std::FILE* f, const std::string& path) {
   h.dtype = parse_descr(field<std::string>(dict, "descr", path), path);
   h.fortran_order = field<bool>(dict, "fortran_order", path);
   h.shape = field<Shape>(dict, "shape", path);
-  if (h.shape.empty() || h.shape.size() > 2) {
+  if (h.shape.empty() || h.shape.size() > 3) {
     throw IoError("'" + path + "': arrays of " + std::to_string(h.shape.size()) +
-                  " dimensions are not supported (1-D or 2-D only)");
+                  " dimensions are not supported (1-D, 2-D, or 3-D stacks of matrices)");
   }
   return h;
+}
+
+std::string shape_text(const Shape& shape) {
+  std::string out;
+  for (std::int64_t d : shape) out += (out.empty() ? "" : "x") + std::to_string(d);
+  return out;
 }
 
 // Element count of the shape, or throws when it overflows.
@@ -297,6 +304,10 @@ Matrix read_npy(const std::string& path, NpyHeader* header) {
   FilePtr f = open_read(path);
   std::uint64_t size = file_size(f.get(), path);
   NpyHeader h = parse_header(f.get(), path);
+  if (h.shape.size() == 3) {
+    throw IoError("'" + path + "': a 3-D array (" + shape_text(h.shape) +
+                  ") is a stack of matrices; one matrix is a 1-D or 2-D array");
+  }
   check_data_length(h, size, path);
   check_host_memory(double(size - h.data_offset), "'" + path + "'");
   std::int64_t rows = h.shape.size() == 1 ? 1 : h.shape[0];
@@ -307,6 +318,67 @@ Matrix read_npy(const std::string& path, NpyHeader* header) {
              "the array data");
   if (header) *header = h;
   return m;
+}
+
+std::vector<Matrix> read_npy_stack(const std::string& path, NpyHeader* header) {
+  FilePtr f = open_read(path);
+  std::uint64_t size = file_size(f.get(), path);
+  NpyHeader h = parse_header(f.get(), path);
+  if (h.shape.size() != 3) {
+    throw IoError("'" + path + "': a stack of matrices is a 3-D array, this one is " +
+                  shape_text(h.shape) + " (" + std::to_string(h.shape.size()) + "-D)");
+  }
+  check_data_length(h, size, path);
+  check_host_memory(2.0 * double(size - h.data_offset), "'" + path + "'");
+  const std::int64_t count = h.shape[0], rows = h.shape[1], cols = h.shape[2];
+  const std::size_t es = dtype_size(h.dtype);
+  std::vector<char> data(std::size_t(count * rows * cols) * es);
+  read_exact(f.get(), data.data(), data.size(), path, "the array data");
+  std::vector<Matrix> out;
+  out.reserve(std::size_t(count));
+  for (std::int64_t b = 0; b < count; ++b) {
+    Matrix m(h.dtype, rows, cols);
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t j = 0; j < cols; ++j) {  // Fortran order: the first index runs fastest
+        const std::int64_t at =
+            h.fortran_order ? b + count * (i + rows * j) : (b * rows + i) * cols + j;
+        std::memcpy(m.view().address(i, j), data.data() + std::size_t(at) * es, es);
+      }
+    out.push_back(std::move(m));
+  }
+  if (header) *header = h;
+  return out;
+}
+
+void write_npy_stack(const std::string& path, const std::vector<MatrixView>& mats) {
+  if (mats.empty()) throw InvalidArgument("write_npy_stack: no matrices to write");
+  const MatrixView& first = mats.front();
+  for (std::size_t b = 0; b < mats.size(); ++b) {
+    mats[b].validate("array");
+    if (mats[b].dtype != first.dtype || mats[b].rows != first.rows || mats[b].cols != first.cols)
+      throw InvalidArgument("write_npy_stack: matrix " + std::to_string(b) +
+                            " differs in type or shape from matrix 0");
+  }
+  int major = 1;
+  const std::string header = make_header(
+      descr_of(first.dtype), false, {std::int64_t(mats.size()), first.rows, first.cols}, &major);
+  AtomicFile f(path);
+  write_preamble(f, major, header.size());
+  f.write(header.data(), header.size());
+  const std::size_t es = dtype_size(first.dtype);
+  std::vector<char> row(std::size_t(first.cols) * es);
+  for (const MatrixView& m : mats) {
+    if (m.layout == Layout::RowMajor) {
+      write_data(f, m);
+      continue;
+    }
+    for (std::int64_t i = 0; i < m.rows; ++i) {  // column-major: gather each row
+      for (std::int64_t j = 0; j < m.cols; ++j)
+        std::memcpy(row.data() + std::size_t(j) * es, m.address(i, j), es);
+      f.write(row.data(), row.size());
+    }
+  }
+  f.commit();
 }
 
 void write_npy(const std::string& path, const MatrixView& m, bool one_d) {

@@ -229,6 +229,52 @@ std::string dict_with(const std::string& descr, const std::string& shape = "(2, 
   return "{'descr': '" + descr + "', 'fortran_order': " + order + ", 'shape': " + shape + ", }\n";
 }
 
+// A batch of matrices is a 3-D array count x rows x cols, written in C order whatever the
+// views' layouts, read back as row-major matrices (from C or Fortran order).
+TEST(Npy, StacksOfMatricesAreThreeDimensionalArrays) {
+  ScratchDir dir("io");
+  std::vector<Matrix> mats;
+  mats.push_back(random_matrix(DType::f64, 4, 5));
+  mats.push_back(random_matrix(DType::f64, 4, 5, Layout::ColMajor, 6));  // ld > rows
+  mats.push_back(Matrix(DType::f64, 4, 5, Layout::RowMajor, 7));         // ld > cols
+  mats[1].set(0, 0, 42);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 5; ++j) mats[2].set(i, j, 10 * i + j);
+  write_npy_stack(dir.file("s.npy"), {mats[0], mats[1], mats[2]});
+  NpyHeader h;
+  std::vector<Matrix> back = read_npy_stack(dir.file("s.npy"), &h);
+  EXPECT_EQ(h.shape, (std::vector<std::int64_t>{3, 4, 5}));
+  EXPECT_FALSE(h.fortran_order);
+  ASSERT_EQ(back.size(), 3u);
+  for (std::size_t b = 0; b < 3; ++b) {
+    EXPECT_EQ(back[b].layout(), Layout::RowMajor);
+    expect_same(back[b], mats[b]);
+  }
+  expect_error<IoError>([&] { read_npy(dir.file("s.npy")); }, "stack of matrices");
+
+  // Fortran order: element (b, i, j) of a 2 x 2 x 3 array at b + 2 * (i + 2 * j).
+  std::string bytes = npy_bytes(dict_with("<f4", "(2, 2, 3)", "True"), 1, 0);
+  for (int at = 0; at < 12; ++at) {
+    const float v = float(at);
+    bytes.append(reinterpret_cast<const char*>(&v), 4);
+  }
+  write_bytes(dir.file("f.npy"), bytes);
+  std::vector<Matrix> f = read_npy_stack(dir.file("f.npy"));
+  ASSERT_EQ(f.size(), 2u);
+  for (int b = 0; b < 2; ++b)
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 3; ++j) EXPECT_EQ(f[b].get(i, j), b + 2 * (i + 2 * j));
+
+  write_npy(dir.file("m.npy"), mats[0]);
+  expect_error<IoError>([&] { read_npy_stack(dir.file("m.npy")); }, "4x5 (2-D)");
+  expect_error<InvalidArgument>(
+      [&] {
+        write_npy_stack(dir.file("x.npy"), {mats[0], Matrix(DType::f64, 5, 4)});
+      },
+      "matrix 1 differs");
+  expect_error<InvalidArgument>([&] { write_npy_stack(dir.file("x.npy"), {}); }, "no matrices");
+}
+
 TEST(Npy, BadFilesFailWithClearErrors) {
   ScratchDir dir("io");
   const std::vector<BadNpy> cases = {
@@ -240,7 +286,8 @@ TEST(Npy, BadFilesFailWithClearErrors) {
       {"version", npy_bytes(dict_with("<f4"), 4, 16), "version 4"},
       {"truncated", npy_bytes(dict_with("<f4"), 1, 12), "truncated"},
       {"trailing", npy_bytes(dict_with("<f4"), 1, 20), "4 trailing bytes"},
-      {"3d", npy_bytes(dict_with("<f4", "(2, 2, 2)"), 1, 32), "3 dimensions"},
+      {"3d", npy_bytes(dict_with("<f4", "(2, 2, 2)"), 1, 32), "(2x2x2) is a stack of matrices"},
+      {"4d", npy_bytes(dict_with("<f4", "(2, 2, 2, 1)"), 1, 32), "4 dimensions"},
       {"scalar", npy_bytes(dict_with("<f4", "()"), 1, 4), "0 dimensions"},
       {"structured",
        npy_bytes("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,)}", 1, 8),

@@ -1,7 +1,8 @@
-// CUDA covariance at array scale: cuda.herk (the default past cuda.onepass) on f32, cf32, ci8
-// and ci16 samples, 1..1024 channels, batches and windows.
+// CUDA covariance at array scale: cuda.herk (every sample type) and cuda.herk_tc (tensor cores,
+// float samples; the default past cuda.onepass on sm_80+) at 1..1024 channels, batches, windows.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "common/cov_checks.hpp"
@@ -13,6 +14,14 @@ namespace kafel {
 namespace {
 
 const std::vector<DType> kTypes = {DType::f32, DType::c64, DType::ci8, DType::ci16};
+const std::vector<DType> kFloatTypes = {DType::f32, DType::c64};
+
+// The tiled kernel choose_cov picks past cuda.onepass: the tensor-core one for float samples
+// where the GPU has mma.sync.
+std::string tiled_default(const Device& d, DType t) {
+  const bool floats = t == DType::f32 || t == DType::c64;
+  return floats && d.caps.has(Cap::mma_sm80) ? "cuda.herk_tc" : "cuda.herk";
+}
 
 std::vector<Device> cuda_devices() {
   std::vector<Device> out;
@@ -28,6 +37,43 @@ std::vector<Device> cuda_devices() {
 TEST(CovArrayCuda, HerkEveryTypeAndChannelCount) {
   REQUIRE_CUDA(devs);
   for (const Device& d : devs) test::check_cov_kernel(d, "cuda.herk", kTypes);
+}
+
+TEST(CovArrayCuda, HerkTcEveryTypeAndChannelCount) {
+  REQUIRE_CUDA(devs);
+  for (const Device& d : devs) {
+    if (!d.caps.has(Cap::mma_sm80)) {
+      EXPECT_THROW(choose_cov(d, CovDesc{64, 1000}, "cuda.herk_tc"), Unsupported) << d.id;
+      continue;
+    }
+    test::check_cov_kernel(d, "cuda.herk_tc", kFloatTypes);
+  }
+}
+
+TEST(CovArrayCuda, HerkTcOffsetMeanLongRunsAndBatches) {
+  REQUIRE_CUDA(devs);
+  for (const Device& d : devs) {
+    if (!d.caps.has(Cap::mma_sm80)) continue;
+    test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, DType::c64, 64, 1048576,
+                         SampleLayout::Interleaved);
+    test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, DType::c64, 33, 1048573,
+                         SampleLayout::Planar);
+    test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, DType::f32, 256, 65537,
+                         SampleLayout::Planar);
+    test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, DType::f32, 100, 300007,
+                         SampleLayout::Interleaved);
+    test::check_cov_case(d, "cuda.herk_tc", SignalKind::Random, DType::c64, 64, 4096,
+                         SampleLayout::Planar, 256);
+    test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, DType::f32, 17, 1001,
+                         SampleLayout::Interleaved, 7);
+  }
+}
+
+TEST(CovArrayCuda, HerkTcWindows) {
+  REQUIRE_CUDA(devs);
+  for (const Device& d : devs)
+    if (d.caps.has(Cap::mma_sm80))
+      for (DType t : kFloatTypes) test::check_cov_windows(d, "cuda.herk_tc", t);
 }
 
 TEST(CovArrayCuda, HerkOffsetMeanLongRuns) {
@@ -50,14 +96,16 @@ TEST(CovArrayCuda, HerkWindows) {
     for (DType t : kTypes) test::check_cov_windows(d, "cuda.herk", t);
 }
 
-TEST(CovArrayCuda, HerkIsTheDefaultPastTheOnePassKernel) {
+TEST(CovArrayCuda, TiledIsTheDefaultPastTheOnePassKernel) {
   REQUIRE_CUDA(devs);
   for (const Device& d : devs) {
     EXPECT_EQ(choose_cov(d, CovDesc{10, 1000}).kernel, "cuda.onepass");
-    EXPECT_EQ(choose_cov(d, CovDesc{100, 1000}).kernel, "cuda.herk");
+    EXPECT_EQ(choose_cov(d, CovDesc{100, 1000}).kernel, tiled_default(d, DType::f32));
     EXPECT_EQ(choose_cov(d, CovDesc{16, 1000, SampleLayout::Planar, 1, DType::c64}).kernel,
-              "cuda.herk");
+              tiled_default(d, DType::c64));
     EXPECT_EQ(choose_cov(d, CovDesc{10, 1000, SampleLayout::Planar, 1, DType::f32, 4}).kernel,
+              tiled_default(d, DType::f32));
+    EXPECT_EQ(choose_cov(d, CovDesc{64, 1000, SampleLayout::Planar, 1, DType::ci8}).kernel,
               "cuda.herk");
   }
 }
