@@ -71,14 +71,19 @@ def current_stream(like: Any, device_index: int) -> int:
     """
     fw = framework(like)
     if fw == "torch":
-        import torch
-
+        torch = sys.modules["torch"]
+        # The raw handle without building a torch.cuda.Stream object (a few microseconds).
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        if raw is not None:
+            return int(raw(device_index))
         return int(torch.cuda.current_stream(device_index).cuda_stream)
     if fw == "cupy":
-        import cupy
-
-        with cupy.cuda.Device(device_index):
-            return int(cupy.cuda.get_current_stream().ptr)
+        cupy = sys.modules["cupy"]
+        try:
+            return int(cupy.cuda.get_current_stream(device_index).ptr)
+        except TypeError:  # a cupy whose get_current_stream takes no device
+            with cupy.cuda.Device(device_index):
+                return int(cupy.cuda.get_current_stream().ptr)
     cai = _cuda_array_interface(like)
     if cai is not None and cai.get("stream") not in (None, 1, 2):
         return int(cai["stream"])
@@ -104,9 +109,8 @@ def empty_like_kind(like: Any, shape: Tuple[int, int], dtype_name: str) -> Any:
     """An uninitialised C-ordered array of the same library and device as ``like``."""
     fw = framework(like)
     if fw == "torch":
-        import torch
-
-        return torch.empty(shape, dtype=getattr(torch, dtype_name), device=like.device)
+        torch = sys.modules["torch"]
+        return like.new_empty(shape, dtype=getattr(torch, dtype_name))
     if fw == "cupy":
         import cupy
 
@@ -123,6 +127,83 @@ def copy_on_device(x: Any) -> Any:
         if hasattr(x, method):
             return getattr(x, method)()
     raise TypeError(f"kafel cannot copy a {type(x).__name__}: pass out= holding C's values")
+
+
+def raw_operand(x: Any) -> Optional[tuple]:
+    """The raw (pointer, rows, cols, stride0, stride1, dtype, device) tuple of a plain 2-D torch
+    tensor or cupy array in CUDA memory whose layout kafel takes as it is, read from a few
+    attributes; None for anything else (other libraries, autograd tensors, other layouts ...),
+    which then takes the general DLPack path with its checks and messages.
+
+    This is the per-call fast path of GemmPlan and gemm on the GPU: exporting a DLPack capsule
+    costs torch several Python-level stream queries per array, which made the binding's overhead
+    several times torch.matmul's. Reading the pointer is the same zero-copy hand-over: kafel
+    runs on the producer's current stream, as the DLPack exchange would have arranged.
+    """
+    reader = _READERS.get(type(x), _UNKNOWN)
+    if reader is _UNKNOWN:
+        reader = _READERS[type(x)] = _reader_for(type(x))
+    return reader(x) if reader is not None else None
+
+
+_UNKNOWN = object()
+_READERS: dict = {}  # array type -> its raw_operand reader, or None
+
+
+def _reader_for(kind: type) -> Any:
+    module = kind.__module__.split(".", 1)[0]
+    if module == "torch" and kind is sys.modules["torch"].Tensor:
+        return _torch_reader(sys.modules["torch"])
+    if module == "cupy" and kind is sys.modules["cupy"].ndarray:
+        return _cupy_reader()
+    return None
+
+
+def _takes_as_is(rows: int, cols: int, s0: int, s1: int) -> bool:
+    """Row-major or column-major with a leading dimension (the common cases of strided_view)."""
+    return (s1 == 1 and s0 >= cols) or (s0 == 1 and s1 >= rows)
+
+
+_KAFEL_TYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
+                "int32": "i32", "int8": "i8", "float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
+
+
+def _torch_reader(torch: Any) -> Any:
+    types = {getattr(torch, n): k for n, k in _KAFEL_TYPES.items() if hasattr(torch, n)}
+    strided = torch.strided
+
+    def read(x: Any) -> Optional[tuple]:
+        kind = types.get(x.dtype)
+        if (kind is None or x.requires_grad or x.layout is not strided or x.is_neg()
+                or x.dim() != 2):
+            return None
+        device = x.device
+        if device.type != "cuda":
+            return None
+        rows, cols = x.shape
+        s0, s1 = x.stride()
+        if not _takes_as_is(rows, cols, s0, s1):
+            return None
+        return (x.data_ptr(), rows, cols, s0, s1, kind, device.index)
+
+    return read
+
+
+def _cupy_reader() -> Any:
+    types = {np.dtype(n): k for n, k in _KAFEL_TYPES.items() if hasattr(np, n)}
+
+    def read(x: Any) -> Optional[tuple]:
+        kind = types.get(x.dtype)
+        if kind is None or x.ndim != 2:
+            return None
+        size = x.itemsize
+        rows, cols = x.shape
+        b0, b1 = x.strides
+        if b0 % size or b1 % size or not _takes_as_is(rows, cols, b0 // size, b1 // size):
+            return None
+        return (x.data.ptr, rows, cols, b0 // size, b1 // size, kind, x.device.id)
+
+    return read
 
 
 def _mappable(x: Any) -> Any:

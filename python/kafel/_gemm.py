@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from typing import Any, Optional, Union
 
 from numpy import ndarray as _ndarray
@@ -38,7 +40,10 @@ def gemm(a: Any, b: Any, c: Any = None, *, alpha: float = 1.0, beta: float = 0.0
     path); arrays in CUDA memory never travel through the host, and a CUDA array with a
     non-CUDA device is an error, not a hidden copy. CUDA arrays: the GEMM is enqueued on the
     producer's current stream (torch.cuda.current_stream(), cupy's current stream) and the call
-    returns without waiting, as torch.matmul does; work on that stream sees the result.
+    returns without waiting, as torch.matmul does; work on that stream sees the result. The
+    prepared GEMMs of the last few small CUDA problems are kept per thread, so a repeated call
+    skips choosing the kernel (the choice is made at the first call of a shape; GemmPlan makes
+    that explicit).
     verify: also check the result against the float64 reference as the CLI does (host arrays);
     raises kafel.VerificationError with the worst element when it fails.
     The GIL is released while the device works. Raises kafel.InvalidArgument (a ValueError)
@@ -60,9 +65,20 @@ def gemm(a: Any, b: Any, c: Any = None, *, alpha: float = 1.0, beta: float = 0.0
     device = device if device is not None else f"cuda:{gpu}"
     out = _device_output(a, b, c, out, beta, trans_a, trans_b, compute)
     stream = _arrays.current_stream(a, gpu)
-    _kafel.gemm_device(_arrays.device_handle(a, stream), _arrays.device_handle(b, stream),
-                       _arrays.device_handle(out, stream), alpha, beta, trans_a, trans_b, device,
-                       kernel or "", compute, stream)
+    handles = (_handle(a, stream), _handle(b, stream), _handle(out, stream))
+    key = _plan_key(a, b, out, alpha, beta, trans_a, trans_b, device, kernel, compute)
+    if key is None:
+        _kafel.gemm_device(*handles, alpha, beta, trans_a, trans_b, device, kernel or "", compute,
+                           stream)
+        return out
+    plans = _recent_plans()
+    plan = plans.pop(key, None)
+    if plan is None:
+        plan = _kafel.Plan(alpha, beta, trans_a, trans_b, device, kernel or "", compute, True)
+    plan.run_device(*handles, stream)
+    plans[key] = plan  # kept (as the newest) only once it has run: a failing GEMM is not
+    if len(plans) > _RECENT_PLANS:
+        plans.popitem(last=False)
     return out
 
 
@@ -90,19 +106,38 @@ class GemmPlan:
         self._beta = beta
         self._plan = _kafel.Plan(alpha, beta, trans_a, trans_b, device, kernel or "", compute,
                                  gpu is not None)
+        self._c_types: dict = {}  # a's dtype -> the name of C's, for outputs made here
 
     def __call__(self, a: Any, b: Any, c: Any = None, *, out: Any = None) -> Any:
-        """Runs the prepared GEMM on these operands; returns C as :func:`gemm` does."""
+        """Runs the prepared GEMM on these operands; returns C as :func:`gemm` does.
+
+        On the GPU one call resolves the operands' pointers (no copy), allocates C through the
+        caller's library unless ``out`` is given, and enqueues the GEMM on the producer's current
+        stream: no device allocation by kafel, no host synchronisation, no timing events.
+        """
         if self._gpu is None:
             if _all_numpy(a, b, c, out):
                 return self._plan.run_host(a, b, c, out)
             result = self._plan.run_host(a, b, c, out)
             return result if out is not None else _arrays.to_callers_kind(result, a)
-        out = _device_output(a, b, c, out, self._beta, *self._trans, self._compute)
+        if out is None and c is None and self._beta == 0:
+            out = self._new_output(a, b)
+        else:
+            out = _device_output(a, b, c, out, self._beta, *self._trans, self._compute)
         stream = _arrays.current_stream(a, self._gpu)
-        self._plan.run_device(_arrays.device_handle(a, stream), _arrays.device_handle(b, stream),
-                              _arrays.device_handle(out, stream), stream)
+        self._plan.run_device(_handle(a, stream), _handle(b, stream), _handle(out, stream), stream)
         return out
+
+    def _new_output(self, a: Any, b: Any) -> Any:
+        """A new C for operands a, b, of the element type worked out once per type of a."""
+        trans_a, trans_b = self._trans
+        m = a.shape[1] if trans_a else a.shape[0]
+        n = b.shape[0] if trans_b else b.shape[1]
+        c_type = self._c_types.get(a.dtype)
+        if c_type is None:
+            c_type = _dtype_name_of(_kafel.result_dtype(_dtype_name(a), self._compute))
+            self._c_types[a.dtype] = c_type
+        return _arrays.empty_like_kind(a, (m, n), c_type)
 
     @property
     def device(self) -> Device:
@@ -131,6 +166,44 @@ class GemmPlan:
 def _all_numpy(a: Any, b: Any, c: Any, out: Any) -> bool:
     return (type(a) is _ndarray and type(b) is _ndarray and (c is None or type(c) is _ndarray)
             and (out is None or type(out) is _ndarray))
+
+
+# kafel.gemm on CUDA arrays keeps, per thread, the prepared GEMMs of its last few small problems:
+# choosing the kernel and making its plan costs more than a small GEMM itself, and a caller who
+# repeats a shape through kafel.gemm should not have to know about GemmPlan. Large problems are
+# not kept (their choice is cheap next to the GEMM, and a plan may hold staging buffers of their
+# size); per thread, because a plan is not to be run by two threads at once.
+_RECENT_PLANS = 8
+_RECENT_ELEMENTS = 1 << 22
+_recent = threading.local()
+
+
+def _recent_plans() -> "OrderedDict[tuple, Any]":
+    plans = getattr(_recent, "plans", None)
+    if plans is None:
+        plans = _recent.plans = OrderedDict()
+    return plans
+
+
+def _plan_key(a: Any, b: Any, out: Any, alpha: float, beta: float, trans_a: bool, trans_b: bool,
+              device: Any, kernel: Optional[str], compute: Optional[str]) -> Optional[tuple]:
+    """What makes two kafel.gemm calls the same prepared GEMM; None: not kept."""
+    try:
+        (m, k), (k2, n) = a.shape, b.shape
+        if m * k + k2 * n + out.shape[0] * out.shape[1] > _RECENT_ELEMENTS:
+            return None
+        where = device if isinstance(device, str) else device.id
+        return (tuple(a.shape), tuple(b.shape), a.dtype, b.dtype, out.dtype, float(alpha),
+                float(beta), bool(trans_a), bool(trans_b), where, kernel or "", compute)
+    except (AttributeError, TypeError, ValueError):  # not 2-D, no dtype ...: the uncached call
+        return None
+
+
+def _handle(x: Any, stream: int) -> Any:
+    """What the binding reads for a CUDA array: its raw pointer tuple where that is enough (torch
+    and cupy arrays of a plain layout, the per-call fast path), else a DLPack capsule / CAI tuple."""
+    raw = _arrays.raw_operand(x)
+    return raw if raw is not None else _arrays.device_handle(x, stream)
 
 
 def _gpu_of(*arrays: Any) -> Optional[int]:

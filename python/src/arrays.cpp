@@ -112,8 +112,8 @@ std::pair<const char*, const char*> Operand::extent() const {
 }
 
 Operand to_operand(nb::handle obj, const char* what, bool copy_if_needed) {
-  Operand op;
-  if (!nb::try_cast(obj, op.array)) {
+  nb::ndarray<nb::ro> array;
+  if (!nb::try_cast(obj, array)) {
     // An array whose element type has no DLPack / buffer code (float128, object ...).
     if (nb::hasattr(obj, "dtype") && nb::hasattr(obj, "shape"))
       throw InvalidArgument(std::string(what) + " has element type " + text_of(obj.attr("dtype")) +
@@ -121,6 +121,12 @@ Operand to_operand(nb::handle obj, const char* what, bool copy_if_needed) {
     throw InvalidArgument(std::string(what) + " is a " + nb::type_name(obj.type()).c_str() +
                           ", not an array (numpy, DLPack or buffer protocol)");
   }
+  return to_operand(std::move(array), what, copy_if_needed);
+}
+
+Operand to_operand(nb::ndarray<nb::ro> array, const char* what, bool copy_if_needed) {
+  Operand op;
+  op.array = std::move(array);
   const auto& a = op.array;
   if (a.ndim() != 2)
     throw InvalidArgument(std::string(what) + " must be a 2-D array, got " +

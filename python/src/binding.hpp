@@ -44,6 +44,8 @@ struct Operand {
 // array, not 2-D or of a type kafel has no name for. `copy_if_needed` false: unmappable
 // strides throw InvalidArgument instead of copying (device memory, which the host cannot read).
 Operand to_operand(nb::handle obj, const char* what, bool copy_if_needed = true);
+// The same for an array already imported (one DLPack import per operand and call).
+Operand to_operand(nb::ndarray<nb::ro> array, const char* what, bool copy_if_needed = true);
 // The view of a rows x cols array of `t` at `data` with element strides s0, s1, if one exists.
 std::optional<MatrixView> strided_view(DType t, void* data, std::int64_t rows, std::int64_t cols,
                                        std::int64_t s0, std::int64_t s1);

@@ -101,11 +101,10 @@ struct HostCall {
 
 Operand writable_operand(nb::handle obj, const char* what) {
   nb::ndarray<> writable;
-  if (!nb::try_cast(obj, writable)) {
-    nb::ndarray<nb::ro> readable;
-    if (nb::try_cast(obj, readable)) throw InvalidArgument(std::string(what) + " is read-only");
-  }
-  return to_operand(obj, what);
+  if (nb::try_cast(obj, writable)) return to_operand(nb::ndarray<nb::ro>(writable), what);
+  nb::ndarray<nb::ro> readable;
+  if (nb::try_cast(obj, readable)) throw InvalidArgument(std::string(what) + " is read-only");
+  return to_operand(obj, what);  // not an array: its message
 }
 
 void choose_target(const GemmCall& call, HostCall& h) {
@@ -280,6 +279,7 @@ class Plan {
   const Device& device() const { return device_; }
   Residence residence() const { return residence_; }
   const GemmReport& last() const { return last_; }
+  std::size_t prepared_count() const { return prepared_.size(); }
   std::string kernel() const {
     return prepared_.empty() ? "" : prepared_[0].second.choice().kernel;
   }
@@ -367,7 +367,9 @@ void bind_gemm(nb::module_& m) {
       .def_prop_ro("on_device", [](const Plan& p) { return p.residence() == Residence::Device; })
       .def_prop_ro("kernel", &Plan::kernel, "The kernel chosen at the first call.")
       .def_prop_ro("config", &Plan::config, "Its parameters and where they came from.")
-      .def_prop_ro("last_report", &Plan::last, "The report of the last call.");
+      .def_prop_ro("last_report", &Plan::last, "The report of the last call.")
+      .def_prop_ro("prepared_count", &Plan::prepared_count,
+                   "Prepared GEMMs held (one per operand layout seen); calls reuse them.");
 }
 
 }  // namespace kafel::py

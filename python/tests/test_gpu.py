@@ -96,6 +96,58 @@ def test_torch_plan_reused_keeps_the_output_pointer():
     assert (out.double().cpu() - ref64(a, b)).abs().max().item() < 1e-3
 
 
+def test_torch_plan_reused_a_thousand_times_is_exact_and_prepares_once():
+    a = torch.randn(64, 64, device="cuda")
+    b = torch.randn(64, 64, device="cuda")
+    out = torch.empty(64, 64, device="cuda")
+    plan = kafel.GemmPlan(a, b)
+    first = plan(a, b).clone()
+    ptr = out.data_ptr()
+    for i in range(1000):
+        assert plan(a, b, out=out) is out
+        if i % 100 == 99:
+            assert torch.equal(out, first)
+    assert out.data_ptr() == ptr and plan._plan.prepared_count == 1
+    assert (first.double().cpu() - ref64(a, b)).abs().max().item() < 1e-3
+
+
+def test_torch_plan_on_staged_operands_across_two_streams():
+    # 33 x 17 float32 rows are no multiple of 16 bytes: the plan copies the operands into its
+    # own buffers, made once and shared by every call, so calls that switch streams must still
+    # be ordered on them (and each call's inputs are new).
+    xs = [torch.randn(33, 17, device="cuda") for _ in range(4)]
+    b = torch.randn(17, 9, device="cuda")
+    plan = kafel.GemmPlan(xs[0], b)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    outs = []
+    for i in range(40):
+        if i % 2:
+            with torch.cuda.stream(side):
+                outs.append(plan(xs[i % 4], b))
+        else:
+            outs.append(plan(xs[i % 4], b))
+    torch.cuda.synchronize()
+    for i, got in enumerate(outs):
+        assert (got.double().cpu() - ref64(xs[i % 4], b)).abs().max().item() < 1e-4, i
+    assert plan._plan.prepared_count == 1
+
+
+def test_cublas_plan_reused_with_new_operands():
+    dev = cuda_devices[0]
+    if "cuda.cublas" not in dev.kernels or "i8" not in dev.gemm_types:
+        pytest.skip(f"{dev.id} has no cuda.cublas int8 GEMM")
+    # cuBLASLt's int8 form: operands relaid out k-major into the plan's buffers on every call,
+    # the matmul descriptors prepared once.
+    xs = [torch.randint(-4, 5, (40, 24), device="cuda", dtype=torch.int8) for _ in range(3)]
+    b = torch.randint(-4, 5, (24, 20), device="cuda", dtype=torch.int8)
+    plan = kafel.GemmPlan(xs[0], b, kernel="cuda.cublas")
+    for i in range(30):
+        got = plan(xs[i % 3], b)
+        assert torch.equal(got.cpu().long(), xs[i % 3].cpu().long() @ b.cpu().long()), i
+    assert plan.kernel == "cuda.cublas" and plan._plan.prepared_count == 1
+
+
 def test_mixed_memories_are_an_error():
     a = torch.randn(8, 8, device="cuda")
     with pytest.raises(kafel.InvalidArgument):
@@ -122,3 +174,17 @@ def test_host_arrays_on_the_gpu_are_copied_explicitly():
     b = np.random.rand(80, 60).astype("f4")
     got = kafel.gemm(a, b, device=cuda_devices[0])
     assert isinstance(got, np.ndarray) and np.abs(got - a @ b).max() < 1e-3
+
+
+@pytest.mark.skipif(cupy is None, reason="cupy is not installed")
+def test_cupy_plan_reused_in_place_and_column_major():
+    a = cupy.random.standard_normal((64, 48), dtype=cupy.float32)
+    b = cupy.random.standard_normal((48, 32), dtype=cupy.float32)
+    out = cupy.empty((64, 32), dtype=cupy.float32)
+    plan = kafel.GemmPlan(a, b)
+    for _ in range(100):
+        assert plan(a, b, out=out) is out
+    want = cupy.asnumpy(a).astype(np.float64) @ cupy.asnumpy(b).astype(np.float64)
+    assert np.abs(cupy.asnumpy(out) - want).max() < 1e-3
+    fresh = plan(cupy.asfortranarray(a), b)
+    assert isinstance(fresh, cupy.ndarray) and np.abs(cupy.asnumpy(fresh) - want).max() < 1e-3

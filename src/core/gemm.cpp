@@ -163,6 +163,7 @@ struct PreparedGemm::Impl {
   Op op_a, op_b;
   GemmArgs args;  // the prepared geometry (pointers of the views it was made from)
   GemmChoice choice;
+  GemmReport named;  // kernel and config, formatted once: run() only adds the times
   Residence residence;
   std::unique_ptr<GemmPlan> plan;  // null when there is nothing to compute (m or n is 0)
 };
@@ -179,6 +180,8 @@ PreparedGemm::PreparedGemm(const Device& device, Op op_a, Op op_b, double alpha,
   p.residence = residence;
   p.args = normalize_gemm(op_a, op_b, alpha, A, B, beta, C, compute);
   p.choice = choose_gemm(device, p.args.desc, opt.kernel, opt.params);
+  p.named.kernel = p.choice.kernel;
+  p.named.config = p.choice.config();
   if (p.args.desc.m == 0 || p.args.desc.n == 0) return;  // nothing to compute or write
   p.plan =
       find_gemm_kernel(device, p.choice.kernel).make_plan(device, p.args.desc, p.choice.params);
@@ -208,9 +211,7 @@ GemmReport PreparedGemm::run(const MatrixView& A, const MatrixView& B, const Mat
   if (!same_problem(args.desc, prepared))
     throw InvalidArgument("operands of " + args.desc.shape() + " given to a GEMM prepared for " +
                           prepared.shape());
-  GemmReport report;
-  report.kernel = p.choice.kernel;
-  report.config = p.choice.config();
+  GemmReport report = p.named;
   if (!p.plan) return report;
   // The CPU computes in place on the caller's memory: host memory is its device memory.
   if (p.residence == Residence::Device && p.device.backend != "cpu")

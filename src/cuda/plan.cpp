@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "cuda/runtime.hpp"
@@ -118,78 +119,100 @@ class CudaGemmPlan final : public GemmPlan {
   CudaGemmPlan(const Device& device, const GemmDesc& desc, const Params& params, Launcher launcher,
                PlanTraits traits)
       : ordinal_(ordinal_of(device)),
-        guard_(ordinal_),
         desc_(desc),
         params_(params),
         launcher_(std::move(launcher)),
         traits_(std::move(traits)) {}
+  ~CudaGemmPlan() override {
+    if (handover_) cudaEventDestroy(handover_);
+  }
+  CudaGemmPlan(const CudaGemmPlan&) = delete;
+  CudaGemmPlan& operator=(const CudaGemmPlan&) = delete;
 
   void load(const GemmArgs& args, int slots) override {
     DeviceGuard g(ordinal_);
+    cudaStream_t own = stream();
+    follow(own);
     args_ = args;
     bound_ = false;
     slots_.clear();
     for (int s = 0; s < std::max(slots, 1); ++s) {
-      slots_.push_back(traits_.form == OperandForm::k_major ? load_k_major(args, stream_)
-                                                            : load_as_given(args, stream_));
-      stream_.synchronize();  // the host buffers may be reused as soon as load returns
+      Slot slot;
+      if (traits_.form == OperandForm::k_major) {
+        DeviceMatrix raw_a, raw_b;
+        fill_k_major(args, slot, raw_a, raw_b, own);
+      } else {
+        fill_as_given(args, slot, own);
+      }
+      stream_->synchronize();  // the host buffers (and raw_a, raw_b) may go as load returns
+      slots_.push_back(std::move(slot));
     }
-    prepare_scratch();
+    prepare_scratch(slots_[0]);
   }
 
-  // Operands already in this GPU's memory (one matrix): used in place where they meet the
-  // launchers' contract (16-byte aligned rows whose width is a multiple of 16 bytes), else
-  // copied on the device into this plan's padded buffers (C back after each run). Runs are
-  // enqueued on the caller's stream, after the work already there, and not waited for; nothing
-  // goes through the host.
+  // Operands already in this GPU's memory: used in place where they meet the launchers'
+  // contract (16-byte aligned rows whose width is a multiple of 16 bytes), else copied on the
+  // device into this plan's own padded buffers (C back after each run). Runs are enqueued on
+  // the caller's stream, after the work already there, and not waited for; nothing goes through
+  // the host. A plan bound again and again (the Python GemmPlan, one bind per call) allocates
+  // its buffers at the first bind that needs them and reuses them: no allocation, no free
+  // (which would synchronise the device) and no host wait per call.
   void bind(const GemmArgs& args, void* stream) override {
     DeviceGuard g(ordinal_);
+    const auto next = static_cast<cudaStream_t>(stream);
+    follow(next);
     args_ = args;
     bound_ = true;
-    caller_stream_ = static_cast<cudaStream_t>(stream);
+    caller_stream_ = next;
     slots_.clear();
-    if (traits_.form != OperandForm::k_major && batch() == 1 && adoptable(args))
-      slots_.push_back(adopt(args));
+    staged_ = traits_.form == OperandForm::k_major || batch() != 1 || !adoptable(args);
+    if (!staged_)
+      adopted_ = adopt(args);
+    else if (traits_.form == OperandForm::k_major)
+      fill_k_major(args, staging_, raw_a_, raw_b_, next);
     else
-      slots_.push_back(traits_.form == OperandForm::k_major ? load_k_major(args, caller_stream_)
-                                                            : load_as_given(args, caller_stream_));
-    prepare_scratch();
+      fill_as_given(args, staging_, next);
+    prepare_scratch(bound_slot());
   }
 
   double run(int slot) override {
     DeviceGuard g(ordinal_);
-    if (slot < 0 || slot >= static_cast<int>(slots_.size()))
+    const int loaded = bound_ ? 1 : static_cast<int>(slots_.size());
+    if (slot < 0 || slot >= loaded)
       throw InvalidArgument("CUDA plan: slot " + std::to_string(slot) + " was not loaded");
     if (desc_.m == 0 || desc_.n == 0 || batch() == 0) return 0.0;  // a 0-sized grid is invalid
-    Slot& s = slots_[slot];
-    DeviceGemm dg = view(s);
     if (bound_) {
       // Stream-ordered like any CUDA library call: enqueued on the caller's stream, not timed,
       // not waited for (the caller's next work on that stream sees the result).
+      const Slot& s = bound_slot();
+      DeviceGemm dg = view(s);
       if (traits_.form == OperandForm::ops_n) to_ops_n(s, dg, caller_stream_);
       launcher_(dg, params_, caller_stream_);
       KAFEL_CUDA_CHECK_LAUNCH("GEMM kernel");
-      if (!s.c.caller)
+      if (staged_)
         s.c.download([&](std::int64_t i) { return args_.c_of(i); }, args_.ldc, caller_stream_);
       return 0.0;
     }
-    launch_spin(stream_);
-    timer_.start(stream_);
-    if (traits_.form == OperandForm::ops_n) to_ops_n(s, dg, stream_);
-    launcher_(dg, params_, stream_);
+    Slot& s = slots_[slot];
+    DeviceGemm dg = view(s);
+    cudaStream_t own = stream();
+    launch_spin(own);
+    timer_->start(own);
+    if (traits_.form == OperandForm::ops_n) to_ops_n(s, dg, own);
+    launcher_(dg, params_, own);
     KAFEL_CUDA_CHECK_LAUNCH("GEMM kernel");
-    timer_.stop(stream_);
-    const double ms = timer_.ms();
-    stream_.synchronize();
+    timer_->stop(own);
+    const double ms = timer_->ms();
+    stream_->synchronize();
     return ms;
   }
 
   void fetch() override {
     DeviceGuard g(ordinal_);
-    if (slots_.empty()) throw InvalidArgument("CUDA plan: fetch before load");
     if (bound_) return;  // C is the caller's buffer, or was copied back by run
-    slots_[0].c.download([&](std::int64_t i) { return args_.c_of(i); }, args_.ldc, stream_);
-    stream_.synchronize();
+    if (slots_.empty()) throw InvalidArgument("CUDA plan: fetch before load");
+    slots_[0].c.download([&](std::int64_t i) { return args_.c_of(i); }, args_.ldc, stream());
+    stream_->synchronize();
   }
 
   std::string timer() const override { return "cuda-events"; }
@@ -197,7 +220,32 @@ class CudaGemmPlan final : public GemmPlan {
  private:
   std::int64_t batch() const { return desc_.batch; }
 
-  void prepare_scratch() {
+  // The plan's own stream and event timer (load / run / fetch), made at the first load: a plan
+  // that is only ever bound to a caller's stream never creates them.
+  cudaStream_t stream() {
+    if (!stream_) {
+      stream_.emplace();
+      timer_.emplace();
+    }
+    return stream_->get();
+  }
+
+  const Slot& bound_slot() const { return staged_ ? staging_ : adopted_; }
+
+  // Orders the work about to be enqueued on `next` after everything this plan enqueued so far
+  // on another stream: its buffers (staging, transposes, split-K workspace) are shared by every
+  // call. Free when the stream stays the same (the common case); one event otherwise.
+  void follow(cudaStream_t next) {
+    if (used_stream_ && *used_stream_ != next) {
+      if (!handover_)
+        KAFEL_CUDA_CHECK(cudaEventCreateWithFlags(&handover_, cudaEventDisableTiming));
+      KAFEL_CUDA_CHECK(cudaEventRecord(handover_, *used_stream_));
+      KAFEL_CUDA_CHECK(cudaStreamWaitEvent(next, handover_, 0));
+    }
+    used_stream_ = next;
+  }
+
+  void prepare_scratch(const Slot& slot) {
     const GemmTypes& t = desc_.types;
     const std::int64_t count = batch();
     // Their shapes are the plan's: made once, kept across loads and binds.
@@ -207,7 +255,20 @@ class CudaGemmPlan final : public GemmPlan {
       bt_ = DeviceMatrix(t.b, desc_.k, desc_.n, "B transposed", count);
     const std::size_t ws = traits_.workspace ? traits_.workspace(desc_, params_) : 0;
     if (ws > 0 && workspace_.empty()) workspace_ = DeviceBuffer(ws, "split-K workspace");
-    if (traits_.prepare && desc_.m > 0 && desc_.n > 0) traits_.prepare(view(slots_[0]));
+    if (!traits_.prepare || desc_.m == 0 || desc_.n == 0) return;
+    // Once per operand geometry: a bind that brings the same view again (the plan's own staging
+    // buffers) keeps what the launcher prepared (cuBLASLt descriptors and algorithm).
+    const DeviceGemm now = view(slot);
+    if (prepared_ && same_operands(*prepared_, now)) return;
+    traits_.prepare(now);
+    prepared_ = now;
+  }
+
+  static bool same_operands(const DeviceGemm& x, const DeviceGemm& y) {
+    return x.a == y.a && x.lda == y.lda && x.b == y.b && x.ldb == y.ldb && x.c == y.c &&
+           x.ldc == y.ldc && x.stride_a == y.stride_a && x.stride_b == y.stride_b &&
+           x.stride_c == y.stride_c && x.workspace == y.workspace && x.desc.m == y.desc.m &&
+           x.desc.n == y.desc.n && x.desc.k == y.desc.k;
   }
 
   static bool fits_launchers(const void* p, std::int64_t cols, std::int64_t ld, DType t) {
@@ -233,22 +294,28 @@ class CudaGemmPlan final : public GemmPlan {
         DeviceMatrix::adopt(args.c, t.c, desc_.m, desc_.n, args.ldc)};
   }
 
-  Slot load_as_given(const GemmArgs& args, cudaStream_t stream) {
+  // Copies args' operands into `slot`, allocating its buffers when it has none yet (they have
+  // the plan's shapes, so a slot filled again keeps them).
+  void fill_as_given(const GemmArgs& args, Slot& slot, cudaStream_t stream) {
     const GemmTypes& t = desc_.types;
     const bool ta = desc_.op_a == Op::T, tb = desc_.op_b == Op::T;
     const std::int64_t n = batch();
-    Slot slot{DeviceMatrix(t.a, ta ? desc_.k : desc_.m, ta ? desc_.m : desc_.k, "matrix A", n),
-              DeviceMatrix(t.b, tb ? desc_.n : desc_.k, tb ? desc_.k : desc_.n, "matrix B", n),
-              DeviceMatrix(t.c, desc_.m, desc_.n, "matrix C", n)};
+    if (slot.c.buf.empty() && slot.c.caller == nullptr)
+      slot = Slot{DeviceMatrix(t.a, ta ? desc_.k : desc_.m, ta ? desc_.m : desc_.k, "matrix A", n),
+                  DeviceMatrix(t.b, tb ? desc_.n : desc_.k, tb ? desc_.k : desc_.n, "matrix B", n),
+                  DeviceMatrix(t.c, desc_.m, desc_.n, "matrix C", n)};
     slot.a.upload([&](std::int64_t i) { return args.a_of(i); }, args.lda, stream);
     slot.b.upload([&](std::int64_t i) { return args.b_of(i); }, args.ldb, stream);
     slot.c.upload([&](std::int64_t i) -> const void* { return args.c_of(i); }, args.ldc, stream);
-    return slot;
   }
 
   // A becomes mp x kp, B np x kp (k contiguous in both), zero-padded; C gets room for mp x np
-  // with zeroed padding, so that beta * C stays finite there. Matrix by matrix for a batch.
-  Slot load_k_major(const GemmArgs& args, cudaStream_t stream) {
+  // with zeroed padding, so that beta * C stays finite there (the padding of A and B is zero,
+  // so C's stays zero across runs). Matrix by matrix for a batch, through raw_a / raw_b (the
+  // caller's layout on the device). Buffers are allocated when empty, else reused; the caller
+  // synchronises `stream` before raw_a / raw_b go.
+  void fill_k_major(const GemmArgs& args, Slot& slot, DeviceMatrix& raw_a, DeviceMatrix& raw_b,
+                    cudaStream_t stream) {
     const GemmTypes& t = desc_.types;
     if (dtype_size(t.a) != dtype_size(t.b) || (dtype_size(t.a) != 1 && dtype_size(t.a) != 4))
       throw InvalidArgument(
@@ -258,11 +325,14 @@ class CudaGemmPlan final : public GemmPlan {
     const std::int64_t mp = round16(m), kp = std::max<std::int64_t>(16, round16(k));
     const std::int64_t np = padded_ld(n, t.c);
     const bool ta = desc_.op_a == Op::T, tb = desc_.op_b == Op::T;
-    Slot slot{DeviceMatrix(t.a, mp, kp, kp, "matrix A (k-major)", 0, count),
-              DeviceMatrix(t.b, np, kp, kp, "matrix B (k-major)", 0, count),
-              DeviceMatrix(t.c, m, n, np, "matrix C", mp, count)};
-    DeviceMatrix raw_a(t.a, ta ? k : m, ta ? m : k, "matrix A");
-    DeviceMatrix raw_b(t.b, tb ? n : k, tb ? k : n, "matrix B");
+    if (slot.c.buf.empty()) {
+      slot = Slot{DeviceMatrix(t.a, mp, kp, kp, "matrix A (k-major)", 0, count),
+                  DeviceMatrix(t.b, np, kp, kp, "matrix B (k-major)", 0, count),
+                  DeviceMatrix(t.c, m, n, np, "matrix C", mp, count)};
+      slot.c.zero(stream);
+    }
+    if (raw_a.buf.empty()) raw_a = DeviceMatrix(t.a, ta ? k : m, ta ? m : k, "matrix A");
+    if (raw_b.buf.empty()) raw_b = DeviceMatrix(t.b, tb ? n : k, tb ? k : n, "matrix B");
     for (std::int64_t i = 0; i < count; ++i) {
       raw_a.upload([&](std::int64_t) { return args.a_of(i); }, args.lda, stream);
       raw_b.upload([&](std::int64_t) { return args.b_of(i); }, args.ldb, stream);
@@ -272,10 +342,7 @@ class CudaGemmPlan final : public GemmPlan {
       launch_relayout(t.b, raw_b.buf.get(), raw_b.rows, raw_b.cols, raw_b.ld, !tb, slot.b.at(i), np,
                       kp, kp, stream);
     }
-    slot.c.zero(stream);
     slot.c.upload([&](std::int64_t i) -> const void* { return args.c_of(i); }, args.ldc, stream);
-    KAFEL_CUDA_CHECK(cudaStreamSynchronize(stream));  // raw_a and raw_b are freed on return
-    return slot;
   }
 
   // The operands of a slot as the launcher receives them (before the ops_n pre-pass).
@@ -319,17 +386,24 @@ class CudaGemmPlan final : public GemmPlan {
   }
 
   int ordinal_;
-  DeviceGuard guard_;  // the device is current while the stream and events are created
   GemmDesc desc_;
   Params params_;
   Launcher launcher_;
   PlanTraits traits_;
   GemmArgs args_;
-  bool bound_ = false;                    // slot 0 came from bind(): runs on caller_stream_
+  bool bound_ = false;                    // the operands came from bind(): runs on caller_stream_
   cudaStream_t caller_stream_ = nullptr;  // nullptr: the legacy default stream
-  Stream stream_;
-  EventTimer timer_;
-  std::vector<Slot> slots_;
+  std::optional<Stream> stream_;          // load / run / fetch (see stream())
+  std::optional<EventTimer> timer_;
+  std::vector<Slot> slots_;  // load()'s
+  // bind()'s operands: the caller's buffers (adopted_), or this plan's copies of them (staging_,
+  // with raw_a_ / raw_b_ for the k-major form) when staged_.
+  Slot adopted_, staging_;
+  DeviceMatrix raw_a_, raw_b_;
+  bool staged_ = false;
+  std::optional<cudaStream_t> used_stream_;  // where this plan's last work was enqueued
+  cudaEvent_t handover_ = nullptr;           // see follow()
+  std::optional<DeviceGemm> prepared_;       // the view traits_.prepare last saw
   DeviceMatrix at_, bt_;
   DeviceBuffer workspace_;
 };
