@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import atexit
 import threading
 from collections import OrderedDict
 from typing import Any, Optional, Union
@@ -176,6 +177,17 @@ def _all_numpy(a: Any, b: Any, c: Any, out: Any) -> bool:
 _RECENT_PLANS = 8
 _RECENT_ELEMENTS = 1 << 22
 _recent = threading.local()
+
+
+def _forget_recent_plans() -> None:
+    """Drops the calling thread's kept plans (run at exit for the main thread: its thread-local
+    data outlives the interpreter's teardown, and nanobind reports the plans' objects as leaked)."""
+    plans = getattr(_recent, "plans", None)
+    if plans is not None:
+        plans.clear()
+
+
+atexit.register(_forget_recent_plans)
 
 
 def _recent_plans() -> "OrderedDict[tuple, Any]":
