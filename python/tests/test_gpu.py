@@ -6,12 +6,20 @@ import pytest
 
 import kafel
 
-cuda_devices = [d for d in kafel.devices() if d.backend == "cuda"]
-needs_gpu = pytest.mark.skipif(not cuda_devices, reason="no CUDA device present "
+# Names, not Device objects: a module global outlives the binding's teardown at exit, and
+# nanobind then reports the objects it holds as leaked.
+cuda_ids = [d.id for d in kafel.devices() if d.backend == "cuda"]
+
+
+def cuda0():
+    return kafel.Device(cuda_ids[0])
+
+
+needs_gpu = pytest.mark.skipif(not cuda_ids, reason="no CUDA device present "
                                f"(kafel built with CUDA: {kafel.with_cuda})")
-torch = pytest.importorskip("torch", reason="torch is not installed") if cuda_devices else None
+torch = pytest.importorskip("torch", reason="torch is not installed") if cuda_ids else None
 cupy = None
-if cuda_devices:
+if cuda_ids:
     try:
         import cupy  # noqa: F811
     except ImportError:
@@ -31,8 +39,8 @@ ROLES = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16
 @pytest.mark.parametrize("dtype,tol", [("float32", 1e-5), ("float64", 1e-13),
                                        ("float16", 2e-3), ("bfloat16", 1e-2)])
 def test_torch_in_torch_out(dtype, tol):
-    if ROLES[dtype] not in cuda_devices[0].gemm_types:
-        pytest.skip(f"{cuda_devices[0].id} runs no {dtype} GEMM")
+    if ROLES[dtype] not in cuda0().gemm_types:
+        pytest.skip(f"{cuda0().id} runs no {dtype} GEMM")
     dt = getattr(torch, dtype)
     a = torch.randn(300, 200, device="cuda", dtype=dt)
     b = torch.randn(200, 100, device="cuda", dtype=dt)
@@ -134,7 +142,7 @@ def test_torch_plan_on_staged_operands_across_two_streams():
 
 
 def test_cublas_plan_reused_with_new_operands():
-    dev = cuda_devices[0]
+    dev = cuda0()
     if "cuda.cublas" not in dev.kernels or "i8" not in dev.gemm_types:
         pytest.skip(f"{dev.id} has no cuda.cublas int8 GEMM")
     # cuBLASLt's int8 form: operands relaid out k-major into the plan's buffers on every call,
@@ -172,7 +180,7 @@ def test_cupy_in_cupy_out():
 def test_host_arrays_on_the_gpu_are_copied_explicitly():
     a = np.random.rand(100, 80).astype("f4")
     b = np.random.rand(80, 60).astype("f4")
-    got = kafel.gemm(a, b, device=cuda_devices[0])
+    got = kafel.gemm(a, b, device=cuda0())
     assert isinstance(got, np.ndarray) and np.abs(got - a @ b).max() < 1e-3
 
 
