@@ -345,7 +345,6 @@ class CudaHerkPlan : public CovPlan {
         HerkLaunch l;
         l.x = x.as<float>();
         l.cstep = at.channel_step;
-        l.sstep = at.sample_step;
         l.bstep = at.batch_step;
         l.lanes = lanes;
         l.comps = MODE == 1 ? 2 : 1;
@@ -355,7 +354,6 @@ class CudaHerkPlan : public CovPlan {
         l.tiles = static_cast<int>(tiles_);
         l.splits = static_cast<int>(splits_);
         l.flush = flush_;
-        l.planar = desc_.layout == SampleLayout::Planar;
         l.pilot = pilot_.as<float>();
         l.partial = partial_.as<double>();
         launch_herk_tc(l, stream_);
@@ -472,7 +470,8 @@ CovKernel herk_kernel() {
   k.params.params = {
       param("FLUSH", 32, {8, 16, 32}, 1, 32,
             "16-sample chunks per float sum before it is added in float64 (<= 512 products)"),
-      param("BPS", 4, {2, 4, 8}, 1, 64, "blocks per SM (at least, when the samples allow)")};
+      param("BPS", 4, {2, 4, 8}, 1, 64,
+            "blocks resident per SM that the sample ranges fill in whole waves")};
   // Below cuda.onepass, which wins wherever it can (f32, few channels, one block); verified on
   // an H100 for f32, cf32 and ci8 at 10..1024 channels (docs/BENCHMARKS.md, 2026-11-23).
   k.preference = 5;

@@ -14,16 +14,17 @@ inline constexpr int kHerkTile = 64;
 // valid on diagonal tiles), then on diagonal tiles the tile's lane sums.
 inline constexpr long long kHerkPartial = kHerkTile * kHerkTile + kHerkTile;
 
-// Real lane k of batch b, sample s sits at x[b*bstep + (k/comps)*cstep + k%comps + s*sstep];
-// lanes past `lanes` and samples past n are zero. Block (tile + tiles*range index, batch)
-// sums samples [range*r, min(n, range*(r+1))) after subtracting the lane's pilot.
+// The tensor-core kernel's samples: planar rows padded to whole chunks, real lane k of batch b,
+// sample s at x[b*bstep + (k/comps)*cstep + s*comps + k%comps] (cstep: the row pitch in floats,
+// a multiple of kHerkTcChunk * comps). Lanes past `lanes` read as zero, samples past n add
+// nothing. Block (tile + tiles * r, batch) sums samples [range*r, min(n, range*(r+1))) after
+// subtracting each lane's pilot.
 struct HerkLaunch {
   const float* x = nullptr;
-  long long cstep = 0, sstep = 0, bstep = 0;
+  long long cstep = 0, bstep = 0;
   int lanes = 0, comps = 1, batches = 1;
   long long n = 0, range = 0;
   int tiles = 1, splits = 1, flush = 16;
-  bool planar = true;
   const float* pilot = nullptr;
   double* partial = nullptr;
 };
@@ -39,9 +40,7 @@ __device__ __forceinline__ void herk_tile_of(int t, int& ti, int& tj) {
 
 // Samples per shared-memory chunk of the tensor-core kernel (ranges are multiples of it).
 inline constexpr int kHerkTcChunk = 32;
-// The tensor-core kernel reads planar samples whose channel rows are padded to whole chunks
-// (cstep = the row pitch in floats, a multiple of kHerkTcChunk * comps; sstep unused) and needs
-// this much shared memory per block.
+// Launches the tensor-core kernel; it needs herk_tc_shared_bytes() of shared memory per block.
 void launch_herk_tc(const HerkLaunch& l, cudaStream_t stream);
 std::size_t herk_tc_shared_bytes();
 
