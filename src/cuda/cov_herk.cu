@@ -229,6 +229,15 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// The tensor-core kernel's lane tile: TILE=64 (mma.sync, sm_80+) or 128 (wgmma, sm_90a), or
+// auto: 128 past 64 lanes where the GPU has wgmma.
+int herk_tc_tile(const Device& dev, const CovDesc& d, const Params& p) {
+  const std::int64_t v = p.count("TILE") ? p.at("TILE") : 0;
+  if (v != 0) return v == 1 ? 64 : 128;
+  const bool wide = dev.caps.has(Cap::wgmma_sm90a) && dev.local_memory >= herk_wg_shared_bytes();
+  return d.lanes() > 64 && wide ? 128 : 64;
+}
+
 int mode_of(DType t) {
   return t == DType::c64 ? 1 : t == DType::ci8 ? 2 : t == DType::ci16 ? 3 : 0;
 }
@@ -240,17 +249,21 @@ class CudaHerkPlan : public CovPlan {
         guard_(ordinal_),
         desc_(d),
         flush_(int(p.at("FLUSH"))),
-        tensor_cores_(tensor_cores) {
+        tensor_cores_(tensor_cores),
+        tile_(tensor_cores ? herk_tc_tile(dev, d, p) : kTile),
+        w_(herk_partial(tile_)) {
     const std::int64_t chunk = tensor_cores ? kHerkTcChunk : kChunk;
     pitch_ = (d.samples + chunk - 1) / chunk * chunk * (d.complex() ? 2 : 1);
-    const std::int64_t rows = (d.lanes() + kTile - 1) / kTile;
+    const std::int64_t rows = (d.lanes() + tile_ - 1) / tile_;
     tiles_ = rows * (rows + 1) / 2;
-    const std::int64_t slots = std::int64_t(device_props(ordinal_).sm_count) * p.at("BPS");
+    const std::int64_t resident =
+        tensor_cores ? herk_tc_resident_blocks(ordinal_, tile_, d.complex() ? 2 : 1) : p.at("BPS");
+    const std::int64_t slots = std::int64_t(device_props(ordinal_).sm_count) * resident;
     splits_ = splits_for(tiles_ * d.batch, slots, std::max<std::int64_t>(1, d.samples / kMinRange));
     range_ = ((d.samples + splits_ - 1) / splits_ + chunk - 1) / chunk * chunk;
     splits_ = (d.samples + range_ - 1) / range_;
     partial_ =
-        DeviceBuffer(std::size_t(d.batch * tiles_ * splits_) * kW * 8, "covariance tile partials");
+        DeviceBuffer(std::size_t(d.batch * tiles_ * splits_ * w_) * 8, "covariance tile partials");
     pilot_ = DeviceBuffer(std::size_t(d.batch * d.lanes()) * 4, "covariance pilot");
   }
 
@@ -301,7 +314,7 @@ class CudaHerkPlan : public CovPlan {
     const std::int64_t k = desc_.lanes();
     std::vector<float> pilot(std::size_t(desc_.batch * k));
     pilot_.download(pilot.data(), pilot.size() * 4);
-    std::vector<char> raw(std::size_t(desc_.batch * tiles_ * splits_) * kW * 8);
+    std::vector<char> raw(std::size_t(desc_.batch * tiles_ * splits_ * w_) * 8);
     partial_.download(raw.data(), raw.size());
     out.reset(desc_);
     if (desc_.integer())
@@ -329,8 +342,6 @@ class CudaHerkPlan : public CovPlan {
   }
 
  private:
-  static constexpr std::int64_t kW = kHerkPartial;
-
   template <int MODE>
   void launch(const DeviceBuffer& x, const LaneAddressing& at) {
     using In = typename Types<MODE>::In;
@@ -346,6 +357,7 @@ class CudaHerkPlan : public CovPlan {
         l.x = x.as<float>();
         l.cstep = at.channel_step;
         l.bstep = at.batch_step;
+        l.tile = tile_;
         l.lanes = lanes;
         l.comps = MODE == 1 ? 2 : 1;
         l.batches = nb;
@@ -356,6 +368,9 @@ class CudaHerkPlan : public CovPlan {
         l.flush = flush_;
         l.pilot = pilot_.as<float>();
         l.partial = partial_.as<double>();
+        // The kernel adds its flushes to the partials (reductions it does not wait for).
+        KAFEL_CUDA_CHECK(cudaMemsetAsync(
+            l.partial, 0, std::size_t(nb * tiles_ * splits_ * w_) * sizeof(double), stream_));
         launch_herk_tc(l, stream_);
         return;
       }
@@ -379,17 +394,17 @@ class CudaHerkPlan : public CovPlan {
       auto tile_sum = [&](std::int64_t t, std::int64_t at) {
         Wide s = 0;
         for (std::int64_t sp = 0; sp < splits_; ++sp)
-          s += part[((b * tiles_ + t) * splits_ + sp) * kW + at];
+          s += part[((b * tiles_ + t) * splits_ + sp) * w_ + at];
         return static_cast<double>(s);
       };
+      const std::int64_t T = tile_;
       for (std::int64_t i = 0; i < k; ++i) {
-        const std::int64_t ti = i / kTile;
+        const std::int64_t ti = i / T;
         p[i] = pilot[b * k + i];
-        sum[i] = tile_sum(ti * (ti + 1) / 2 + ti, kTile * kTile + i % kTile);
+        sum[i] = tile_sum(ti * (ti + 1) / 2 + ti, T * T + i % T);
         for (std::int64_t j = 0; j <= i; ++j) {
-          const std::int64_t tj = j / kTile;
-          packed[i * (i + 1) / 2 + j] =
-              tile_sum(ti * (ti + 1) / 2 + tj, (i % kTile) * kTile + j % kTile);
+          const std::int64_t tj = j / T;
+          packed[i * (i + 1) / 2 + j] = tile_sum(ti * (ti + 1) / 2 + tj, (i % T) * T + j % T);
         }
       }
       moments_from_lanes(desc_, b, p.data(), sum.data(), packed.data(), out);
@@ -452,6 +467,8 @@ class CudaHerkPlan : public CovPlan {
   CovDesc desc_;
   int flush_ = 32;
   bool tensor_cores_ = false;
+  int tile_ = kTile;        // lane tile edge
+  std::int64_t w_ = 0;      // doubles per partial
   std::int64_t pitch_ = 0;  // floats per channel row of the tensor-core kernel's layout
   std::int64_t tiles_ = 1, splits_ = 1, range_ = 0;
   Stream stream_;
@@ -495,24 +512,29 @@ CovKernel herk_tc_kernel() {
   CovKernel k = herk_kernel();
   k.name = "cuda.herk_tc";
   k.summary =
-      "cuda.herk on tensor cores: lower 64x64 lane tiles, 32-sample chunks in shared memory, "
-      "each product as three tf32 mma.sync (float accuracy), float64 merge; f32 and cf32, sm_80+";
+      "cuda.herk on tensor cores: lower 64x64 (mma.sync) or 128x128 (wgmma, sm_90a) lane tiles, "
+      "32-sample chunks split once into tf32 big and small planes in shared memory, each product "
+      "as three tf32 MMAs (float accuracy), float64 merge; f32 and cf32, sm_80+";
   k.rung = 3;
   k.sample_types = {DType::f32, DType::c64};
   k.params.params = {
       param("FLUSH", 16, {4, 8, 16}, 1, 16,
             "32-sample chunks per float sum before it is added in float64 (<= 512 products)"),
-      param("BPS", 3, {2, 3, 4}, 1, 64,
-            "blocks resident per SM (73 KiB of shared memory each: 3 on an H100) that the "
-            "sample ranges fill in whole waves")};
+      choice("TILE", 0, {"auto", "64", "128"}, true,
+             "lane tile: 64 (mma.sync, sm_80+), 128 (wgmma, sm_90a); auto: 128 past 64 lanes "
+             "where the GPU has wgmma")};
   // Above cuda.herk where the GPU has mma.sync (the float types); cuda.onepass stays first.
   k.preference = 6;
   const auto base = k.can_implement;
   k.can_implement = [base](const Device& dev, const CovDesc& d, const Params& p) -> std::string {
     if (!dev.caps.has(Cap::mma_sm80))
       return "cuda.herk_tc needs tensor cores with mma.sync (compute capability 8.0 or later)";
-    if (dev.local_memory < herk_tc_shared_bytes())
-      return "cuda.herk_tc needs " + std::to_string(herk_tc_shared_bytes() / 1024) +
+    const int tile = p.count("TILE") && p.at("TILE") == 2 ? 128 : 64;
+    if (tile == 128 && !dev.caps.has(Cap::wgmma_sm90a))
+      return "cuda.herk_tc with 128-lane tiles needs wgmma (compute capability 9.0, sm_90a code)";
+    if (dev.local_memory < herk_tc_shared_bytes(tile))
+      return "cuda.herk_tc with " + std::to_string(tile) + "-lane tiles needs " +
+             std::to_string(herk_tc_shared_bytes(tile) / 1024) +
              " KiB of shared memory per block (" + dev.id + " has " +
              std::to_string(dev.local_memory / 1024) + ")";
     return base(dev, d, p);

@@ -8,21 +8,23 @@
 
 namespace kafel::cuda {
 
-// Lane tile edge of both kernels: the plan's merge reads their partials the same way.
+// Lane tile edge of the SIMT kernel; the tensor-core kernel takes 64 or 128.
 inline constexpr int kHerkTile = 64;
-// Doubles per (batch, tile, range) partial: the tile's co-moment sums row-major (lower entries
-// valid on diagonal tiles), then on diagonal tiles the tile's lane sums.
-inline constexpr long long kHerkPartial = kHerkTile * kHerkTile + kHerkTile;
+// Doubles per (batch, tile, range) partial of a T x T tile: the tile's co-moment sums row-major
+// (lower entries valid on diagonal tiles), then on diagonal tiles the tile's lane sums.
+__host__ __device__ constexpr long long herk_partial(int tile) {
+  return static_cast<long long>(tile) * tile + tile;
+}
 
 // The tensor-core kernel's samples: planar rows padded to whole chunks, real lane k of batch b,
 // sample s at x[b*bstep + (k/comps)*cstep + s*comps + k%comps] (cstep: the row pitch in floats,
 // a multiple of kHerkTcChunk * comps). Lanes past `lanes` read as zero, samples past n add
-// nothing. Block (tile + tiles * r, batch) sums samples [range*r, min(n, range*(r+1))) after
-// subtracting each lane's pilot.
+// nothing. Block (tile + tiles * r, batch) sums samples [range*r, min(n, range*(r+1))) of lower
+// tile `tile` (edge 64 or 128 lanes) after subtracting each lane's pilot.
 struct HerkLaunch {
   const float* x = nullptr;
   long long cstep = 0, bstep = 0;
-  int lanes = 0, comps = 1, batches = 1;
+  int tile = 64, lanes = 0, comps = 1, batches = 1;
   long long n = 0, range = 0;
   int tiles = 1, splits = 1, flush = 16;
   const float* pilot = nullptr;
@@ -40,8 +42,14 @@ __device__ __forceinline__ void herk_tile_of(int t, int& ti, int& tj) {
 
 // Samples per shared-memory chunk of the tensor-core kernel (ranges are multiples of it).
 inline constexpr int kHerkTcChunk = 32;
-// Launches the tensor-core kernel; it needs herk_tc_shared_bytes() of shared memory per block.
+// Launches the tensor-core kernel; it needs herk_tc_shared_bytes(l.tile) of shared memory per
+// block, and herk_tc_resident_blocks of them fit on one SM of the device.
 void launch_herk_tc(const HerkLaunch& l, cudaStream_t stream);
-std::size_t herk_tc_shared_bytes();
+std::size_t herk_tc_shared_bytes(int tile);
+int herk_tc_resident_blocks(int ordinal, int tile, int comps);
+// Its 128-lane tiles (cov_herk_tc_sm90a.cu: wgmma, compute capability 9.0 with sm_90a code).
+void launch_herk_wg(const HerkLaunch& l, cudaStream_t stream);
+std::size_t herk_wg_shared_bytes();
+int herk_wg_resident_blocks(int ordinal, int comps);
 
 }  // namespace kafel::cuda

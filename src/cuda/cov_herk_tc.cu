@@ -1,8 +1,9 @@
-// Covariance rung cuda.herk_tc: cuda.herk's lower-tile SYRK/HERK on tensor cores, every product
-// as three tf32 mma.sync (small*big + big*small + big*big: float accuracy), sm_80 and later.
+// Covariance rung cuda.herk_tc on 64-lane tiles: cuda.herk's lower-tile SYRK/HERK on tensor
+// cores, every product as three tf32 mma.sync (float accuracy), sm_80 and later.
 #include <cstdint>
 
 #include "cuda/cov_herk.hpp"
+#include "cuda/cov_herk_tc.cuh"
 #include "cuda/mma.cuh"
 #include "cuda/runtime.hpp"
 
@@ -10,244 +11,201 @@ namespace kafel::cuda {
 
 namespace {
 
-constexpr int kTile = kHerkTile, kChunk = kHerkTcChunk, kThreads = 128, kStages = 4;
+using namespace herk_tc;
+
+constexpr int T = 64, kThreads = 2 * T, kStages = 3;
 constexpr int kSteps = kChunk / 8;  // m16n8k8 steps per chunk
-// A panel is kTile / COMPS channel rows of kChunk samples (COMPS floats each) plus 4 / 8 floats
-// of padding: fragment loads (lane g, column t) then hit all 32 banks, real or complex.
-template <int COMPS>
-constexpr int kRow = kChunk* COMPS + 4 * COMPS;
-constexpr int kPanel = kTile * (kChunk + 4);  // floats, the same for both
-constexpr int kStage = 2 * kPanel;
-constexpr std::size_t kSharedBytes = std::size_t(kStages) * kStage * sizeof(float);
+// Floats per lane row of a split plane: 4 of padding put the 8 rows of an ldmatrix (and the
+// rows of 8 threads' 16-byte accesses) on 8 different groups of 4 banks.
+constexpr int kPlaneRow = kChunk + 4;
+constexpr int kPlane = T * kPlaneRow;
+// Four warps of 32 x 32 lanes.
+constexpr int WM = 32, WN = 32, kWarpsN = T / WN, MT = WM / 16, NT = WN / 8;
+// The cp.async ring (kStages x two raw panels), then the planes: big and small of both panels.
+constexpr int kPlanes = kStages * 2 * kRawPanel<T>;
+constexpr std::size_t kSharedBytes = std::size_t(kPlanes + 4 * kPlane) * sizeof(float);
 
-// v = big + small with both parts tf32: the products the mma.sync drops (small*small) are
-// 2^-22 of the value, below float's own rounding of the sums.
-__device__ __forceinline__ void split_tf32(float v, std::uint32_t& big, std::uint32_t& small) {
-  big = tc::to_tf32(__float_as_uint(v));
-  small = tc::to_tf32(__float_as_uint(v - __uint_as_float(big)));
-}
-
-__device__ __forceinline__ void cp_async16(float* dst, const float* src, bool fill) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(tc::smem_addr(dst)),
-               "l"(src), "r"(fill ? 16 : 0));
-}
-__device__ __forceinline__ void cp_commit() {
-  asm volatile("cp.async.commit_group;\n" ::);
-}
-template <int N>
-__device__ __forceinline__ void cp_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
-
-// Copies chunk c of the panel whose first channel is `ch0` (16-byte pieces, channels past the
-// last zero-filled) into S.
-template <int COMPS>
-__device__ __forceinline__ void copy_panel(const HerkLaunch& l, const float* xb, int ch0,
-                                           long long s0, float* S) {
-  constexpr int pieces = kChunk * COMPS / 4;  // per channel row
-  constexpr int per_thread = kTile / COMPS * pieces / kThreads;
+// Adds the float sums to the block's partial and zeroes them.
+__device__ __forceinline__ void flush_tile(double* out, float (&sum)[MT][NT][4]) {
+  const int warp = threadIdx.x / 32, g = (threadIdx.x % 32) / 4, t = threadIdx.x % 4;
+  const int wm = warp / kWarpsN, wn = warp % kWarpsN;
 #pragma unroll
-  for (int u = 0; u < per_thread; ++u) {
-    const int e = threadIdx.x + u * kThreads, row = e / pieces, piece = e % pieces;
-    const bool in = (ch0 + row) * COMPS < l.lanes;
-    const float* src = xb + (in ? (ch0 + row) * l.cstep : 0) + s0 * COMPS + piece * 4;
-    cp_async16(S + row * kRow<COMPS> + piece * 4, src, in);
-  }
-}
-
-// Adds the float sums to the block's partial (the first flush writes it) and zeroes them.
-__device__ __forceinline__ void flush(double* out, bool first, bool sums_lanes,
-                                      float (&sum)[2][4][4], float (&lsum)[2]) {
-  const int lid = threadIdx.x, warp = lid / 32, g = (lid % 32) / 4, t = lid % 4;
-  if (sums_lanes) {
+  for (int i = 0; i < MT; ++i)
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      double& o = out[kTile * kTile + lid % 32 + 32 * h];
-      o = (first ? 0.0 : o) + static_cast<double>(lsum[h]);
-      lsum[h] = 0.0f;
-    }
-    return;
-  }
-  const int wm = warp / 2, wn = warp % 2;
-#pragma unroll
-  for (int i = 0; i < 2; ++i)
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
+    for (int j = 0; j < NT; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int row = wm * 32 + i * 16 + g + (e / 2) * 8, col = wn * 32 + j * 8 + 2 * t + e % 2;
-        double& o = out[row * kTile + col];
-        o = (first ? 0.0 : o) + static_cast<double>(sum[i][j][e]);
+        const int row = wm * WM + i * 16 + g + (e / 2) * 8;
+        const int col = wn * WN + j * 8 + 2 * t + e % 2;
+        add_partial(out + row * T + col, sum[i][j][e]);
         sum[i][j][e] = 0.0f;
       }
 }
 
-// Grid (tiles * splits, batches), 128 threads: four warps of 32x32 lanes. Samples arrive planar
-// with rows padded to whole chunks (the plan lays them out so), through a kStages-deep ring of
-// cp.async copies. On diagonal tiles the upper warp (rows 0-31, columns 32-63) has nothing to
-// multiply and sums the lanes instead.
+// Grid (tiles * splits, batches), 128 threads: four warps of 32 x 32 lanes over a 64 x 64 lower
+// tile. Samples arrive planar with rows padded to whole chunks (the plan lays them out so)
+// through a kStages-deep ring of cp.async copies; per chunk the split pass turns them once into
+// tf32 big and small planes (pilots subtracted, complex lanes apart), and the warps then feed
+// the tensor cores from those with ldmatrix. On diagonal tiles the warp wholly above the
+// diagonal skips the products.
 template <int COMPS>
-__global__ void __launch_bounds__(kThreads, 3) cov_herk_tc(const HerkLaunch l) {
+__global__ void __launch_bounds__(kThreads) cov_herk_tc(const HerkLaunch l) {
   extern __shared__ __align__(16) float smem[];
-  __shared__ float Pa[kTile], Pb[kTile];
-  constexpr int R = kRow<COMPS>;
-  const int lid = threadIdx.x, warp = lid / 32, g = (lid % 32) / 4, t = lid % 4;
-  const int tile = static_cast<int>(blockIdx.x % l.tiles);
-  const int split = static_cast<int>(blockIdx.x / l.tiles), b = static_cast<int>(blockIdx.y);
-  int ti, tj;
-  herk_tile_of(tile, ti, tj);
-  const bool diag = ti == tj;
-  const bool sums_lanes = diag && warp == 1;
-  const int wm = warp / 2, wn = warp % 2;
-
-  const long long n0 = split * l.range;
-  const long long n1 = n0 + l.range < l.n ? n0 + l.range : l.n;
-  const int chunks = static_cast<int>((n1 - n0 + kChunk - 1) / kChunk);
-  const int tail = static_cast<int>(n1 - n0 - static_cast<long long>(chunks - 1) * kChunk);
-  const float* pilot = l.pilot + static_cast<long long>(b) * l.lanes;
-  if (lid < kTile) {
-    const int la = ti * kTile + lid, lb = tj * kTile + lid;
-    Pa[lid] = la < l.lanes ? pilot[la] : 0.0f;
-    Pb[lid] = lb < l.lanes ? pilot[lb] : 0.0f;
-  }
-  const float* xb = l.x + b * l.bstep;
-  const int cha = ti * kTile / COMPS, chb = tj * kTile / COMPS;
+  __shared__ float pilots[2 * T];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const Work w = work_of<T>(l, pilots);
+  const int wm = warp / kWarpsN, wn = warp % kWarpsN;
+  const bool multiplies = !w.diag || wn * WN < (wm + 1) * WM;
+  const float* xb = l.x + w.b * l.bstep;
+  const int cha = w.ti * T / COMPS, chb = w.tj * T / COMPS;
   auto issue = [&](int c) {
-    if (c < chunks) {
-      float* S = smem + (c % kStages) * kStage;
-      const long long s = n0 + static_cast<long long>(c) * kChunk;
-      copy_panel<COMPS>(l, xb, cha, s, S);
-      if (!diag) copy_panel<COMPS>(l, xb, chb, s, S + kPanel);
+    if (c < w.chunks) {
+      float* raw = smem + (c % kStages) * 2 * kRawPanel<T>;
+      const long long s = w.n0 + static_cast<long long>(c) * kChunk;
+      copy_panel<T, COMPS>(l, xb, cha, s, raw);
+      if (!w.diag) copy_panel<T, COMPS>(l, xb, chb, s, raw + kRawPanel<T>);
     }
     cp_commit();
   };
 #pragma unroll
   for (int c = 0; c < kStages - 1; ++c) issue(c);
-  __syncthreads();  // the pilots
 
-  // This thread's fragment rows (lanes) as offsets into a panel, and their pilots.
-  auto lane_at = [](int r) { return (r / COMPS) * R + r % COMPS; };
-  int offa[2][2], offb[4];
-  float pa[2][2], pb[4];
+  // ldmatrix row addresses (bytes into a plane, k step 0): lane L gives row L % 8 of matrix
+  // L / 8; A's matrices are (rows +0, k +0), (+8, +0), (+0, +4), (+8, +4) = a0..a3, B's
+  // (n +0, k +0), (+0, +4), (+8, +0), (+8, +4) = b[j][0], b[j][1], b[j+1][0], b[j+1][1].
+  float* planes = smem + kPlanes;
+  const std::uint32_t plane_a = tc::smem_addr(planes);
+  const std::uint32_t plane_b = tc::smem_addr(planes + (w.diag ? 0 : 2 * kPlane));
+  constexpr std::uint32_t kSmall = kPlane * sizeof(float);  // big plane -> small plane
+  const int mrow = lane % 8, mat = lane / 8;
+  std::uint32_t off_a[MT], off_b[NT / 2];
 #pragma unroll
-  for (int i = 0; i < 2; ++i)
+  for (int i = 0; i < MT; ++i)
+    off_a[i] = ((wm * WM + i * 16 + mrow + 8 * (mat & 1)) * kPlaneRow + 4 * (mat >> 1)) * 4;
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = wm * 32 + i * 16 + g + 8 * h;
-      offa[i][h] = lane_at(r);
-      pa[i][h] = Pa[r];
-    }
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const int r = wn * 32 + j * 8 + g;
-    offb[j] = lane_at(r);
-    pb[j] = (diag ? Pa : Pb)[r];
-  }
+  for (int j = 0; j < NT / 2; ++j)
+    off_b[j] = ((wn * WN + j * 16 + mrow + 8 * (mat >> 1)) * kPlaneRow + 4 * (mat & 1)) * 4;
 
-  float acc[2][4][4], sum[2][4][4];
+  float acc[MT][NT][4], sum[MT][NT][4];
 #pragma unroll
-  for (int i = 0; i < 2; ++i)
+  for (int i = 0; i < MT; ++i)
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
+    for (int j = 0; j < NT; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[i][j][e] = sum[i][j][e] = 0.0f;
-  float lsum[2] = {0.0f, 0.0f};
-  double* out =
-      l.partial + (static_cast<long long>(b * l.tiles + tile) * l.splits + split) * kHerkPartial;
-
-  for (int c = 0; c < chunks; ++c) {
-    cp_wait<kStages - 2>();
-    __syncthreads();  // chunk c has landed for every thread; chunk c-1's stage is free
-    float* As = smem + (c % kStages) * kStage;
-    float* Bs = diag ? As : As + kPanel;
-    if (c == chunks - 1 && tail < kChunk) {
-      // Samples past the range read as the lane's pilot: they then add exactly nothing.
-      for (int e = lid; e < kTile * (kChunk - tail); e += kThreads) {
-        const int r = e % kTile, s = tail + e / kTile;
-        As[lane_at(r) + s * COMPS] = Pa[r];
-        if (!diag) Bs[lane_at(r) + s * COMPS] = Pb[r];
-      }
-      __syncthreads();
-    }
-    issue(c + kStages - 1);
-    if (sums_lanes) {
+  float lsum[COMPS];
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = lid % 32 + 32 * h;
-        const float* row = As + lane_at(r);
-        const float p = Pa[r];
-        float s = 0.0f;
-#pragma unroll 8
-        for (int k = 0; k < kChunk; ++k) s += row[k * COMPS] - p;
-        lsum[h] += s;
-      }
-    } else {
+  for (int k = 0; k < COMPS; ++k) lsum[k] = 0.0f;
+  double* out = l.partial + (static_cast<long long>(w.b * l.tiles + w.tile) * l.splits + w.split) *
+                                herk_partial(T);
+
+  for (int c = 0; c < w.chunks; ++c) {
+    cp_wait<kStages - 2>();
+    __syncthreads();  // chunk c has landed for every thread; the planes are free again
+    issue(c + kStages - 1);
+    const float* raw = smem + (c % kStages) * 2 * kRawPanel<T>;
+    const int valid = c == w.chunks - 1 ? w.tail : kChunk;
+    split_tile_chunk<T, COMPS, false>(w.diag, raw, planes, 2 * kPlane, kPlane, pilots, valid, lsum);
+    __syncthreads();  // the planes of chunk c are complete
+    if (multiplies) {
 #pragma unroll
       for (int k = 0; k < kSteps; ++k) {
-        const int col = (k * 8 + t) * COMPS;
-        std::uint32_t ab[2][4], as[2][4], bb[4][2], bs[4][2];
+        std::uint32_t ab[MT][4], as[MT][4], bb[NT][2], bs[NT][2];
 #pragma unroll
-        for (int i = 0; i < 2; ++i) {
-          split_tf32(As[offa[i][0] + col] - pa[i][0], ab[i][0], as[i][0]);
-          split_tf32(As[offa[i][1] + col] - pa[i][1], ab[i][1], as[i][1]);
-          split_tf32(As[offa[i][0] + col + 4 * COMPS] - pa[i][0], ab[i][2], as[i][2]);
-          split_tf32(As[offa[i][1] + col + 4 * COMPS] - pa[i][1], ab[i][3], as[i][3]);
+        for (int i = 0; i < MT; ++i) {
+          tc::ldsm4(plane_a + off_a[i] + 32 * k, ab[i]);
+          tc::ldsm4(plane_a + kSmall + off_a[i] + 32 * k, as[i]);
         }
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          split_tf32(Bs[offb[j] + col] - pb[j], bb[j][0], bs[j][0]);
-          split_tf32(Bs[offb[j] + col + 4 * COMPS] - pb[j], bb[j][1], bs[j][1]);
+        for (int j = 0; j < NT / 2; ++j) {
+          std::uint32_t r[4];
+          tc::ldsm4(plane_b + off_b[j] + 32 * k, r);
+          bb[2 * j][0] = r[0], bb[2 * j][1] = r[1], bb[2 * j + 1][0] = r[2],
+                 bb[2 * j + 1][1] = r[3];
+          tc::ldsm4(plane_b + kSmall + off_b[j] + 32 * k, r);
+          bs[2 * j][0] = r[0], bs[2 * j][1] = r[1], bs[2 * j + 1][0] = r[2],
+                 bs[2 * j + 1][1] = r[3];
         }
+        // Small products first, each pass over every tile, so the three into one accumulator
+        // stand MT * NT instructions apart.
 #pragma unroll
-        for (int i = 0; i < 2; ++i)
+        for (int i = 0; i < MT; ++i)
 #pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            tc::mma_tf32(acc[i][j], as[i], bb[j]);
-            tc::mma_tf32(acc[i][j], ab[i], bs[j]);
-            tc::mma_tf32(acc[i][j], ab[i], bb[j]);
-          }
+          for (int j = 0; j < NT; ++j) tc::mma_tf32(acc[i][j], as[i], bb[j]);
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+#pragma unroll
+          for (int j = 0; j < NT; ++j) tc::mma_tf32(acc[i][j], ab[i], bs[j]);
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+#pragma unroll
+          for (int j = 0; j < NT; ++j) tc::mma_tf32(acc[i][j], ab[i], bb[j]);
       }
       // The tensor cores add into their float accumulator rounding toward zero, a bias of about
       // 2^-25 per accumulation (measured: 4.7e-6 relative after 16 chunks); one chunk's 12, then
       // a round-to-nearest float addition, keeps it near 3e-7.
 #pragma unroll
-      for (int i = 0; i < 2; ++i)
+      for (int i = 0; i < MT; ++i)
 #pragma unroll
-        for (int j = 0; j < 4; ++j)
+        for (int j = 0; j < NT; ++j)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             sum[i][j][e] += acc[i][j][e];
             acc[i][j][e] = 0.0f;
           }
     }
-    if ((c + 1) % l.flush == 0 || c + 1 == chunks) flush(out, c < l.flush, sums_lanes, sum, lsum);
+    if ((c + 1) % l.flush == 0 || c + 1 == w.chunks) {
+      if (multiplies) flush_tile(out, sum);
+      if (w.diag) flush_lanes<T, COMPS>(out, lsum);
+    }
   }
   cp_wait<0>();
 }
 
 template <int COMPS>
-void launch(const HerkLaunch& l, cudaStream_t stream) {
+void set_shared() {
   // Per launch: the attribute belongs to the current device's context.
   KAFEL_CUDA_CHECK(cudaFuncSetAttribute(cov_herk_tc<COMPS>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(kSharedBytes)));
+}
+
+template <int COMPS>
+void launch(const HerkLaunch& l, cudaStream_t stream) {
+  set_shared<COMPS>();
   const dim3 grid(static_cast<unsigned>(l.tiles) * static_cast<unsigned>(l.splits),
                   static_cast<unsigned>(l.batches));
   cov_herk_tc<COMPS><<<grid, kThreads, kSharedBytes, stream>>>(l);
   KAFEL_CUDA_CHECK_LAUNCH("cov_herk_tc");
 }
 
+template <int COMPS>
+int resident(int ordinal) {
+  DeviceGuard g(ordinal);
+  set_shared<COMPS>();
+  int blocks = 0;
+  KAFEL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, cov_herk_tc<COMPS>,
+                                                                 kThreads, kSharedBytes));
+  return blocks;
+}
+
 }  // namespace
 
-std::size_t herk_tc_shared_bytes() {
-  return kSharedBytes + 2 * kTile * sizeof(float);
+std::size_t herk_tc_shared_bytes(int tile) {
+  if (tile == 128) return herk_wg_shared_bytes();
+  return kSharedBytes + 2 * T * sizeof(float);
+}
+
+int herk_tc_resident_blocks(int ordinal, int tile, int comps) {
+  if (tile == 128) return herk_wg_resident_blocks(ordinal, comps);
+  return comps == 2 ? resident<2>(ordinal) : resident<1>(ordinal);
 }
 
 void launch_herk_tc(const HerkLaunch& l, cudaStream_t stream) {
-  if (l.comps == 2)
-    launch<2>(l, stream);
+  if (l.tile == 128)
+    launch_herk_wg(l, stream);
   else
-    launch<1>(l, stream);
+    l.comps == 2 ? launch<2>(l, stream) : launch<1>(l, stream);
 }
 
 }  // namespace kafel::cuda

@@ -148,12 +148,14 @@ void expect_hermitian(const CovResult& r, const std::string& what) {
 
 double check_cov_case(const Device& device, const std::string& kernel, SignalKind kind, DType type,
                       std::int64_t channels, std::int64_t samples, SampleLayout layout,
-                      std::int64_t batch, double tol) {
-  const std::string what =
-      device.id + " " + case_name(kernel, kind, type, channels, samples, layout, batch);
+                      std::int64_t batch, double tol, const Params& params) {
+  const std::string what = device.id + " " +
+                           case_name(kernel, kind, type, channels, samples, layout, batch) +
+                           (params.empty() ? "" : " " + format_params(params));
   const CovSamples s = make_cov_samples(kind, type, channels, samples, layout, batch);
   CovOptions o;
   o.kernel = kernel;
+  o.params = params;
   CovResult got;
   try {
     got = covariance(device, s.view, o);

@@ -31,11 +31,11 @@ CovResult naive_covariance(const SamplesView& v, std::int64_t ddof = 1);
 void expect_hermitian(const CovResult& r, const std::string& what);
 
 // Runs `kernel` on `device` for one case and expects it within `tol` (relative Frobenius) of the
-// naive oracle (integer samples: 1e-12), means included, Hermitian exactly, one batch at a time.
-// Returns the error.
+// naive oracle (integer samples: 1e-12), means included, Hermitian exactly, one batch at a time,
+// with `params` over the kernel's defaults. Returns the error.
 double check_cov_case(const Device& device, const std::string& kernel, SignalKind kind, DType type,
                       std::int64_t channels, std::int64_t samples, SampleLayout layout,
-                      std::int64_t batch = 1, double tol = 1e-6);
+                      std::int64_t batch = 1, double tol = 1e-6, const Params& params = {});
 
 // The whole matrix of cases for one kernel that takes `types`: channel counts 1 .. 1024 (small
 // N), sample counts 2, odd, primes, offset means, both layouts, batches. `max_channels` caps

@@ -2,6 +2,7 @@
 // float samples; the default past cuda.onepass on sm_80+) at 1..1024 channels, batches, windows.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,34 @@ TEST(CovArrayCuda, HerkTcOffsetMeanLongRunsAndBatches) {
                          SampleLayout::Planar, 256);
     test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, DType::f32, 17, 1001,
                          SampleLayout::Interleaved, 7);
+  }
+}
+
+// Both lane tiles on every shape class: one tile partly filled, diagonal and off-diagonal tiles,
+// lanes past the last tile, complex lanes across a tile edge, chunk tails, batches.
+TEST(CovArrayCuda, HerkTcBothTileSizes) {
+  REQUIRE_CUDA(devs);
+  for (const Device& d : devs) {
+    if (!d.caps.has(Cap::mma_sm80)) continue;
+    for (std::int64_t tile : {1, 2}) {  // TILE=64, TILE=128
+      const Params p{{"TILE", tile}};
+      try {
+        choose_cov(d, CovDesc{300, 1000}, "cuda.herk_tc", p);
+      } catch (const Unsupported& e) {
+        std::printf("[ skipped  ] %s TILE=%s: %s\n", d.id.c_str(), tile == 1 ? "64" : "128",
+                    e.what());
+        continue;
+      }
+      for (DType t : kFloatTypes)
+        for (std::int64_t c : {1, 31, 64, 65, 127, 129, 300})
+          for (SampleLayout l : {SampleLayout::Planar, SampleLayout::Interleaved}) {
+            test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, t, c, 1000 + 33, l, 1, 1e-6,
+                                 p);
+            test::check_cov_case(d, "cuda.herk_tc", SignalKind::Random, t, c, 95, l, 3, 1e-6, p);
+          }
+      test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, DType::f32, 200, 200003,
+                           SampleLayout::Planar, 1, 1e-6, p);
+    }
   }
 }
 

@@ -1,0 +1,197 @@
+// Device pieces shared by the tensor-core covariance kernels (cov_herk_tc.cu: mma.sync, 64-lane
+// tiles; cov_herk_tc_sm90a.cu: wgmma, 128-lane tiles): the cp.async sample ring and the split pass.
+#pragma once
+
+#include <cstdint>
+
+#include "cuda/cov_herk.hpp"
+#include "cuda/mma.cuh"
+
+namespace kafel::cuda::herk_tc {
+
+constexpr int kChunk = kHerkTcChunk;
+// A raw panel: the T / COMPS channel rows of one chunk, kChunk * COMPS floats each, 16-byte
+// piece p of row r stored at p ^ (r % 8) (the split pass reads the same piece of 8 rows at once:
+// on distinct banks).
+template <int COMPS>
+constexpr int kRawRow = kChunk* COMPS;
+template <int T>
+constexpr int kRawPanel = T* kChunk;  // floats, real or complex
+__device__ __forceinline__ int raw_piece(int r, int piece) {
+  return (piece ^ (r % 8)) * 4;
+}
+
+__device__ __forceinline__ void cp_async16(float* dst, const float* src, bool fill) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(tc::smem_addr(dst)),
+               "l"(src), "r"(fill ? 16 : 0));
+}
+__device__ __forceinline__ void cp_commit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+template <int N>
+__device__ __forceinline__ void cp_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// Copies the chunk starting at sample s0 of the panel whose first channel is `ch0` (16-byte
+// pieces, channels past the last zero-filled) into S; 2T threads.
+template <int T, int COMPS>
+__device__ __forceinline__ void copy_panel(const HerkLaunch& l, const float* xb, int ch0,
+                                           long long s0, float* S) {
+  constexpr int pieces = kChunk * COMPS / 4;  // per channel row
+  constexpr int per_thread = T / COMPS * pieces / (2 * T);
+#pragma unroll
+  for (int u = 0; u < per_thread; ++u) {
+    const int e = threadIdx.x + u * 2 * T, r = e / pieces, piece = e % pieces;
+    const bool in = (ch0 + r) * COMPS < l.lanes;
+    const float* src = xb + (in ? (ch0 + r) * l.cstep : 0) + s0 * COMPS + piece * 4;
+    cp_async16(S + r * kRawRow<COMPS> + raw_piece(r, piece), src, in);
+  }
+}
+
+// v = big + small, both tf32 (big exactly, so small is the exact remainder): the products the
+// three MMAs leave out (small*small) are 2^-22 of the value, below float's own rounding. big is
+// rounded to nearest (ties away) by integer addition: 2 instructions where cvt.rna takes 4; on a
+// NaN it may give any value, but small is then NaN (as for an infinity: inf - inf), and cvt.rna
+// keeps it so: a non-finite sample still makes a non-finite result.
+__device__ __forceinline__ void split_tf32(float v, float& big, float& small) {
+  big = __uint_as_float((__float_as_uint(v) + 0x1000u) & 0xffffe000u);
+  small = __uint_as_float(tc::to_tf32(__float_as_uint(v - big)));
+}
+
+// Where the split planes keep lane r's samples s0..s0+3 (floats from the plane's start).
+// Padded: rows of kChunk + 4 floats (ldmatrix rows on distinct banks). Swizzled: rows of 128
+// bytes, 16-byte piece p stored at p ^ (r % 8), the layout wgmma reads with 128-byte swizzling.
+template <bool SWIZZLED>
+__device__ __forceinline__ int plane_at(int r, int s0) {
+  if constexpr (SWIZZLED) return r * kChunk + (((s0 / 4) ^ (r % 8)) * 4);
+  return r * (kChunk + 4) + s0;
+}
+
+// The split pass, 2T threads: each takes a run of F raw floats of one channel row (the panels
+// one after the other), subtracts the lanes' pilots, splits, and writes the lanes' samples into
+// panel p's big plane (planes + p * panel_step) and small plane (+ small_step); samples at or
+// past `valid` (TAIL: the range's last chunk) become zero, so they add nothing. On diagonal
+// tiles (F = 16, one panel) it also sums the lanes, each of the row's runs a part (flush_lanes
+// adds them).
+template <int T, int COMPS, int F, bool SWIZZLED, bool TAIL>
+__device__ __forceinline__ void split_chunk(const float* raw, float* planes, int panel_step,
+                                            int small_step, const float* pilots, int valid,
+                                            float (&lsum)[COMPS]) {
+  constexpr int runs = kChunk * COMPS / F, rows = T / COMPS;
+  constexpr bool sums = F == 16;
+  const int e = threadIdx.x / runs, q = threadIdx.x % runs;
+  const int panel = e / rows, r = e % rows;
+  const float* src = raw + panel * kRawPanel<T> + r * kRawRow<COMPS>;
+  float* big = planes + panel * panel_step;
+  float p[COMPS];
+#pragma unroll
+  for (int k = 0; k < COMPS; ++k) p[k] = pilots[panel * T + r * COMPS + k];
+    // 8 raw floats at a time: 8 / COMPS samples of each of the COMPS lanes.
+#pragma unroll
+  for (int u = 0; u < F / 8; ++u) {
+    const int piece = (q * F + 8 * u) / 4;
+    const float4 v0 = *reinterpret_cast<const float4*>(src + raw_piece(r, piece));
+    const float4 v1 = *reinterpret_cast<const float4*>(src + raw_piece(r, piece + 1));
+    const float v[8] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w};
+    const int s0 = (q * F + 8 * u) / COMPS;  // the first sample of these 8 floats
+#pragma unroll
+    for (int k = 0; k < COMPS; ++k) {
+      constexpr int n = 8 / COMPS;
+      float b[n], s[n];
+#pragma unroll
+      for (int i = 0; i < n; ++i) {
+        const float d = !TAIL || s0 + i < valid ? v[i * COMPS + k] - p[k] : 0.0f;
+        if constexpr (sums) lsum[k] += d;
+        split_tf32(d, b[i], s[i]);
+      }
+#pragma unroll
+      for (int i = 0; i < n; i += 4) {
+        const int at = plane_at<SWIZZLED>(r * COMPS + k, s0 + i);
+        *reinterpret_cast<float4*>(big + at) = make_float4(b[i], b[i + 1], b[i + 2], b[i + 3]);
+        *reinterpret_cast<float4*>(big + small_step + at) =
+            make_float4(s[i], s[i + 1], s[i + 2], s[i + 3]);
+      }
+    }
+  }
+}
+
+// split_chunk for one chunk of a tile: diagonal tiles split their one panel in 16-float runs
+// and sum the lanes, off-diagonal ones both panels in 32-float runs.
+template <int T, int COMPS, bool SWIZZLED>
+__device__ __forceinline__ void split_tile_chunk(bool diag, const float* raw, float* planes,
+                                                 int panel_step, int small_step,
+                                                 const float* pilots, int valid,
+                                                 float (&lsum)[COMPS]) {
+  const bool tail = valid < kChunk;
+  if (diag && tail)
+    split_chunk<T, COMPS, 16, SWIZZLED, true>(raw, planes, panel_step, small_step, pilots, valid,
+                                              lsum);
+  else if (diag)
+    split_chunk<T, COMPS, 16, SWIZZLED, false>(raw, planes, panel_step, small_step, pilots, valid,
+                                               lsum);
+  else if (tail)
+    split_chunk<T, COMPS, 32, SWIZZLED, true>(raw, planes, panel_step, small_step, pilots, valid,
+                                              lsum);
+  else
+    split_chunk<T, COMPS, 32, SWIZZLED, false>(raw, planes, panel_step, small_step, pilots, valid,
+                                               lsum);
+}
+
+// Adds v to a partial (zeroed before the launch). Each partial has one writer, whose atomic
+// additions take effect in its program order: deterministic, and a reduction the thread does
+// not wait for, where a read-modify-write would stall it on the read at every flush.
+// The conversion sits inside the statement: left to the compiler, a flush's 64 conversions are
+// hoisted ahead of the additions and need 128 more registers at once.
+__device__ __forceinline__ void add_partial(double* o, float v) {
+  asm volatile("{\n.reg .f64 d;\ncvt.f64.f32 d, %1;\nred.global.add.f64 [%0], d;\n}" ::"l"(o),
+               "f"(v)
+               : "memory");
+}
+
+// The lane sums of a diagonal tile into the partial after its T x T sums: the row's runs
+// (adjacent threads) add theirs, the first adds the total.
+template <int T, int COMPS>
+__device__ __forceinline__ void flush_lanes(double* out, float (&lsum)[COMPS]) {
+  constexpr int runs = kChunk * COMPS / 16;  // diagonal tiles: 16-float runs
+  const int r = threadIdx.x / runs;
+#pragma unroll
+  for (int k = 0; k < COMPS; ++k) {
+    float s = lsum[k];
+#pragma unroll
+    for (int m = 1; m < runs; m *= 2) s += __shfl_xor_sync(0xffffffffu, s, m);
+    if (threadIdx.x % runs == 0) {
+      add_partial(out + T * T + r * COMPS + k, s);
+    }
+    lsum[k] = 0.0f;
+  }
+}
+
+// Block (tile + tiles * split, batch)'s tile, sample range and pilots (into shared `pilots`:
+// row tile's T, then column tile's T).
+struct Work {
+  int tile, split, b, ti, tj, chunks, tail;
+  long long n0;
+  bool diag;
+};
+template <int T>
+__device__ __forceinline__ Work work_of(const HerkLaunch& l, float* pilots) {
+  Work w;
+  w.tile = static_cast<int>(blockIdx.x % l.tiles);
+  w.split = static_cast<int>(blockIdx.x / l.tiles);
+  w.b = static_cast<int>(blockIdx.y);
+  herk_tile_of(w.tile, w.ti, w.tj);
+  w.diag = w.ti == w.tj;
+  w.n0 = w.split * l.range;
+  const long long n1 = w.n0 + l.range < l.n ? w.n0 + l.range : l.n;
+  w.chunks = static_cast<int>((n1 - w.n0 + kChunk - 1) / kChunk);
+  w.tail = static_cast<int>(n1 - w.n0 - static_cast<long long>(w.chunks - 1) * kChunk);
+  const float* pilot = l.pilot + static_cast<long long>(w.b) * l.lanes;
+  for (int e = threadIdx.x; e < 2 * T; e += blockDim.x) {
+    const int lane = (e < T ? w.ti : w.tj) * T + e % T;
+    pilots[e] = lane < l.lanes ? pilot[lane] : 0.0f;
+  }
+  return w;
+}
+
+}  // namespace kafel::cuda::herk_tc

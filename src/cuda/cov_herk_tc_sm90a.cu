@@ -1,0 +1,165 @@
+// Covariance rung cuda.herk_tc on 128-lane tiles (sm_90a): the split planes in wgmma's 128-byte
+// swizzled layout, two warpgroups of 64 x 128 lanes, three tf32 wgmma per k step (float accuracy).
+#include <cstdint>
+
+#include "cuda/cov_herk.hpp"
+#include "cuda/cov_herk_tc.cuh"
+#include "cuda/runtime.hpp"
+#include "cuda/sm90a_ptx.cuh"
+
+namespace kafel::cuda {
+namespace {
+
+using namespace herk_tc;
+
+constexpr int T = 128, kThreads = 2 * T, kRing = 3;
+constexpr int kPlane = T * kChunk;  // floats: 128 lane rows of 128 bytes
+constexpr int kBuf = 4 * kPlane;    // one chunk's planes: big and small of each panel
+// The planes of two chunks (1024-byte aligned, as the swizzle needs), then the cp.async ring.
+constexpr std::size_t kSharedBytes = (2 * kBuf + kRing * 2 * kRawPanel<T>)*sizeof(float) + 1024;
+
+// Grid (tiles * splits, batches), 256 threads = two warpgroups, each 64 rows x 128 columns of a
+// 128 x 128 lower tile (on diagonal tiles the upper half of the first is computed and unused).
+// Per chunk: the split pass writes the next chunk's planes while the tensor cores multiply this
+// one's (big*small + small*big + big*big per k step into a chunk-fresh accumulator, then a
+// round-to-nearest float addition into the running sums: the tensor cores' own accumulation
+// truncates); the ring keeps two chunks in flight meanwhile.
+template <int COMPS>
+__global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
+#if KAFEL_SM90A_DEVICE
+  using namespace sm90;
+  extern __shared__ std::uint8_t smem_raw[];
+  float* planes =
+      reinterpret_cast<float*>(smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023));
+  float* ring = planes + 2 * kBuf;
+  __shared__ float pilots[2 * T];
+  const Work w = work_of<T>(l, pilots);
+  const int wg = threadIdx.x / 128, warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+  const float* xb = l.x + w.b * l.bstep;
+  const int cha = w.ti * T / COMPS, chb = w.tj * T / COMPS;
+  auto issue = [&](int c) {
+    if (c < w.chunks) {
+      float* raw = ring + (c % kRing) * 2 * kRawPanel<T>;
+      const long long s = w.n0 + static_cast<long long>(c) * kChunk;
+      copy_panel<T, COMPS>(l, xb, cha, s, raw);
+      if (!w.diag) copy_panel<T, COMPS>(l, xb, chb, s, raw + kRawPanel<T>);
+    }
+    cp_commit();
+  };
+  float lsum[COMPS];
+#pragma unroll
+  for (int k = 0; k < COMPS; ++k) lsum[k] = 0.0f;
+  // Chunk c's planes: buffer c % 2; panel p's big plane at p * 2 * kPlane, its small plane after.
+  auto split = [&](int c) {
+    const float* raw = ring + (c % kRing) * 2 * kRawPanel<T>;
+    float* dst = planes + (c % 2) * kBuf;
+    const int valid = c == w.chunks - 1 ? w.tail : kChunk;
+    split_tile_chunk<T, COMPS, true>(w.diag, raw, dst, 2 * kPlane, kPlane, pilots, valid, lsum);
+    fence_proxy_async_smem();  // written by this thread, read by wgmma (the async proxy)
+  };
+
+  float acc[64], sum[64];
+#pragma unroll
+  for (int i = 0; i < 64; ++i) acc[i] = sum[i] = 0.0f;
+  double* out = l.partial + (static_cast<long long>(w.b * l.tiles + w.tile) * l.splits + w.split) *
+                                herk_partial(T);
+  constexpr std::uint32_t kSmall = kPlane * sizeof(float);  // big plane -> small plane (bytes)
+
+#pragma unroll
+  for (int c = 0; c < kRing; ++c) issue(c);
+  cp_wait<kRing - 1>();
+  __syncthreads();  // chunk 0 and the pilots
+  split(0);
+  __syncthreads();
+  for (int c = 0; c < w.chunks; ++c) {
+    const std::uint32_t buf = smem_addr(planes + (c % 2) * kBuf);
+    const std::uint32_t a = buf + wg * 64 * 128;  // this warpgroup's 64 rows of the row panel
+    const std::uint32_t b = w.diag ? buf : buf + 2 * kSmall;
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kChunk / 8; ++kk) {
+      const std::uint64_t ab = smem_desc(a + kk * 32, 16, 1024);
+      const std::uint64_t as = smem_desc(a + kSmall + kk * 32, 16, 1024);
+      const std::uint64_t bb = smem_desc(b + kk * 32, 16, 1024);
+      const std::uint64_t bs = smem_desc(b + kSmall + kk * 32, 16, 1024);
+      wgmma(Tf32{}, acc, as, bb, kk == 0 ? 0u : 1u);
+      wgmma(Tf32{}, acc, ab, bs, 1u);
+      wgmma(Tf32{}, acc, ab, bb, 1u);
+    }
+    wgmma_commit();
+    if (c + 1 < w.chunks) {
+      cp_wait<kRing - 2>();
+      __syncthreads();  // chunk c + 1 has landed for every thread; chunk c's ring stage is free
+      issue(c + kRing);
+      split(c + 1);
+    }
+    wgmma_wait<0>();
+    fence_registers(acc);
+#pragma unroll
+    for (int i = 0; i < 64; ++i) sum[i] += acc[i];
+    if ((c + 1) % l.flush == 0 || c + 1 == w.chunks) {
+      // Register 4i + 2h + e: row 16 warp + lane / 4 + 8h, column 8i + 2 (lane % 4) + e.
+#pragma unroll
+      for (int i = 0; i < 16; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int row = wg * 64 + warp * 16 + lane / 4 + 8 * h,
+                      col = 8 * i + 2 * (lane % 4) + e;
+            float& s = sum[4 * i + 2 * h + e];
+            if (!w.diag || col <= row) add_partial(out + row * T + col, s);
+            s = 0.0f;
+          }
+      if (w.diag) flush_lanes<T, COMPS>(out, lsum);
+    }
+    __syncthreads();  // chunk c + 1's planes are complete, chunk c's free
+  }
+#else
+  (void)l;
+  __trap();
+#endif
+}
+
+template <int COMPS>
+void set_shared() {
+  // Per launch: the attribute belongs to the current device's context.
+  KAFEL_CUDA_CHECK(cudaFuncSetAttribute(cov_herk_wg<COMPS>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(kSharedBytes)));
+}
+
+template <int COMPS>
+void launch(const HerkLaunch& l, cudaStream_t stream) {
+  set_shared<COMPS>();
+  const dim3 grid(static_cast<unsigned>(l.tiles) * static_cast<unsigned>(l.splits),
+                  static_cast<unsigned>(l.batches));
+  cov_herk_wg<COMPS><<<grid, kThreads, kSharedBytes, stream>>>(l);
+  KAFEL_CUDA_CHECK_LAUNCH("cov_herk_wg");
+}
+
+template <int COMPS>
+int resident(int ordinal) {
+  DeviceGuard g(ordinal);
+  set_shared<COMPS>();
+  int blocks = 0;
+  KAFEL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, cov_herk_wg<COMPS>,
+                                                                 kThreads, kSharedBytes));
+  return blocks;
+}
+
+}  // namespace
+
+std::size_t herk_wg_shared_bytes() {
+  return kSharedBytes + 2 * T * sizeof(float);
+}
+
+int herk_wg_resident_blocks(int ordinal, int comps) {
+  return comps == 2 ? resident<2>(ordinal) : resident<1>(ordinal);
+}
+
+void launch_herk_wg(const HerkLaunch& l, cudaStream_t stream) {
+  l.comps == 2 ? launch<2>(l, stream) : launch<1>(l, stream);
+}
+
+}  // namespace kafel::cuda
