@@ -49,14 +49,16 @@ __device__ __forceinline__ void copy_panel(const HerkLaunch& l, const float* xb,
   }
 }
 
-// v = big + small, both tf32 (big exactly, so small is the exact remainder): the products the
-// three MMAs leave out (small*small) are 2^-22 of the value, below float's own rounding. big is
-// rounded to nearest (ties away) by integer addition: 2 instructions where cvt.rna takes 4; on a
-// NaN it may give any value, but small is then NaN (as for an infinity: inf - inf), and cvt.rna
-// keeps it so: a non-finite sample still makes a non-finite result.
+// v = big + small: big is v rounded to tf32 (to nearest, ties away, by integer addition: 2
+// instructions where cvt.rna takes 4), so small = v - big is exact and at most 2^-11 |v|; small
+// is cut to tf32 (1 instruction; rounding it would take 4), which leaves at most 2^-21 |v| out,
+// half that on average and of either sign, below float's own rounding of the sums. The products
+// the three MMAs leave out (small*small) are 2^-22 of the value. On a NaN, big may be anything,
+// but small is then NaN (as for an infinity: inf - inf) and stays NaN when cut: a non-finite
+// sample still makes a non-finite result.
 __device__ __forceinline__ void split_tf32(float v, float& big, float& small) {
   big = __uint_as_float((__float_as_uint(v) + 0x1000u) & 0xffffe000u);
-  small = __uint_as_float(tc::to_tf32(__float_as_uint(v - big)));
+  small = __uint_as_float(__float_as_uint(v - big) & 0xffffe000u);
 }
 
 // Where the split planes keep lane r's samples s0..s0+3 (floats from the plane's start).

@@ -2,6 +2,7 @@
 // float samples; the default past cuda.onepass on sm_80+) at 1..1024 channels, batches, windows.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -95,6 +96,41 @@ TEST(CovArrayCuda, HerkTcBothTileSizes) {
       test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, DType::f32, 200, 200003,
                            SampleLayout::Planar, 1, 1e-6, p);
     }
+  }
+}
+
+// A NaN or an infinity in one sample of channel 37 makes exactly that channel's row and column
+// non-finite, on both tiles (the split keeps them: big may lose a NaN, small may not).
+TEST(CovArrayCuda, HerkTcNonFiniteSamples) {
+  REQUIRE_CUDA(devs);
+  const std::int64_t C = 100, N = 1000, bad = 37;
+  for (const Device& d : devs) {
+    if (!d.caps.has(Cap::mma_sm80)) continue;
+    for (std::int64_t tile : {1, 2})
+      for (DType t : kFloatTypes)
+        for (float v : {std::nanf(""), INFINITY, -INFINITY}) {
+          test::CovSamples s = test::make_cov_samples(SignalKind::Random, t, C, N,
+                                                      SampleLayout::Planar);
+          const std::int64_t comps = t == DType::c64 ? 2 : 1;
+          reinterpret_cast<float*>(s.bytes.data())[(bad * N + 500) * comps] = v;
+          CovOptions o;
+          o.kernel = "cuda.herk_tc";
+          o.params = {{"TILE", tile}};
+          CovResult r;
+          try {
+            r = covariance(d, s.view, o);
+          } catch (const Unsupported&) {
+            continue;  // TILE=128 without wgmma
+          }
+          for (std::int64_t i = 0; i < C; ++i)
+            for (std::int64_t j = 0; j < C; ++j) {
+              const bool finite = std::isfinite(r.at(i, j)) &&
+                                  (!r.complex() || std::isfinite(r.cov_im[i * C + j]));
+              EXPECT_EQ(finite, i != bad && j != bad)
+                  << d.id << " " << to_string(t) << " TILE=" << tile << " value " << v << " at ("
+                  << i << ", " << j << ")";
+            }
+        }
   }
 }
 
