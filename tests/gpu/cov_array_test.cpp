@@ -109,8 +109,8 @@ TEST(CovArrayCuda, HerkTcNonFiniteSamples) {
     for (std::int64_t tile : {1, 2})
       for (DType t : kFloatTypes)
         for (float v : {std::nanf(""), INFINITY, -INFINITY}) {
-          test::CovSamples s = test::make_cov_samples(SignalKind::Random, t, C, N,
-                                                      SampleLayout::Planar);
+          test::CovSamples s =
+              test::make_cov_samples(SignalKind::Random, t, C, N, SampleLayout::Planar);
           const std::int64_t comps = t == DType::c64 ? 2 : 1;
           reinterpret_cast<float*>(s.bytes.data())[(bad * N + 500) * comps] = v;
           CovOptions o;
@@ -124,8 +124,8 @@ TEST(CovArrayCuda, HerkTcNonFiniteSamples) {
           }
           for (std::int64_t i = 0; i < C; ++i)
             for (std::int64_t j = 0; j < C; ++j) {
-              const bool finite = std::isfinite(r.at(i, j)) &&
-                                  (!r.complex() || std::isfinite(r.cov_im[i * C + j]));
+              const bool finite =
+                  std::isfinite(r.at(i, j)) && (!r.complex() || std::isfinite(r.cov_im[i * C + j]));
               EXPECT_EQ(finite, i != bad && j != bad)
                   << d.id << " " << to_string(t) << " TILE=" << tile << " value " << v << " at ("
                   << i << ", " << j << ")";
