@@ -162,33 +162,6 @@ __global__ void __launch_bounds__(kThreads) cov_herk_tc(const HerkLaunch l) {
   cp_wait<0>();
 }
 
-template <int COMPS>
-void set_shared() {
-  // Per launch: the attribute belongs to the current device's context.
-  KAFEL_CUDA_CHECK(cudaFuncSetAttribute(cov_herk_tc<COMPS>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(kSharedBytes)));
-}
-
-template <int COMPS>
-void launch(const HerkLaunch& l, cudaStream_t stream) {
-  set_shared<COMPS>();
-  const dim3 grid(static_cast<unsigned>(l.tiles) * static_cast<unsigned>(l.splits),
-                  static_cast<unsigned>(l.batches));
-  cov_herk_tc<COMPS><<<grid, kThreads, kSharedBytes, stream>>>(l);
-  KAFEL_CUDA_CHECK_LAUNCH("cov_herk_tc");
-}
-
-template <int COMPS>
-int resident(int ordinal) {
-  DeviceGuard g(ordinal);
-  set_shared<COMPS>();
-  int blocks = 0;
-  KAFEL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, cov_herk_tc<COMPS>,
-                                                                 kThreads, kSharedBytes));
-  return blocks;
-}
-
 }  // namespace
 
 std::size_t herk_tc_shared_bytes(int tile) {
@@ -198,14 +171,16 @@ std::size_t herk_tc_shared_bytes(int tile) {
 
 int herk_tc_resident_blocks(int ordinal, int tile, int comps) {
   if (tile == 128) return herk_wg_resident_blocks(ordinal, comps);
-  return comps == 2 ? resident<2>(ordinal) : resident<1>(ordinal);
+  return comps == 2 ? resident_blocks(cov_herk_tc<2>, kThreads, kSharedBytes, ordinal)
+                    : resident_blocks(cov_herk_tc<1>, kThreads, kSharedBytes, ordinal);
 }
 
 void launch_herk_tc(const HerkLaunch& l, cudaStream_t stream) {
   if (l.tile == 128)
     launch_herk_wg(l, stream);
   else
-    l.comps == 2 ? launch<2>(l, stream) : launch<1>(l, stream);
+    l.comps == 2 ? launch_kernel(cov_herk_tc<2>, kThreads, kSharedBytes, l, stream, "cov_herk_tc")
+                 : launch_kernel(cov_herk_tc<1>, kThreads, kSharedBytes, l, stream, "cov_herk_tc");
 }
 
 }  // namespace kafel::cuda

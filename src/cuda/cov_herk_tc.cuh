@@ -6,6 +6,7 @@
 
 #include "cuda/cov_herk.hpp"
 #include "cuda/mma.cuh"
+#include "cuda/runtime.hpp"
 
 namespace kafel::cuda::herk_tc {
 
@@ -194,6 +195,30 @@ __device__ __forceinline__ Work work_of(const HerkLaunch& l, float* pilots) {
     pilots[e] = lane < l.lanes ? pilot[lane] : 0.0f;
   }
   return w;
+}
+
+// Host side, for either kernel: its dynamic shared memory allowed (per launch: the attribute
+// belongs to the current device's context), a launch over (tiles * splits, batches), and how
+// many blocks fit on one SM.
+using Kernel = void (*)(HerkLaunch);
+inline void allow_shared(Kernel k, std::size_t bytes) {
+  KAFEL_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(bytes)));
+}
+inline void launch_kernel(Kernel k, int threads, std::size_t bytes, const HerkLaunch& l,
+                          cudaStream_t stream, const char* name) {
+  allow_shared(k, bytes);
+  const dim3 grid(static_cast<unsigned>(l.tiles) * static_cast<unsigned>(l.splits),
+                  static_cast<unsigned>(l.batches));
+  k<<<grid, threads, bytes, stream>>>(l);
+  KAFEL_CUDA_CHECK_LAUNCH(name);
+}
+inline int resident_blocks(Kernel k, int threads, std::size_t bytes, int ordinal) {
+  DeviceGuard g(ordinal);
+  allow_shared(k, bytes);
+  int blocks = 0;
+  KAFEL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k, threads, bytes));
+  return blocks;
 }
 
 }  // namespace kafel::cuda::herk_tc

@@ -121,33 +121,6 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
 #endif
 }
 
-template <int COMPS>
-void set_shared() {
-  // Per launch: the attribute belongs to the current device's context.
-  KAFEL_CUDA_CHECK(cudaFuncSetAttribute(cov_herk_wg<COMPS>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(kSharedBytes)));
-}
-
-template <int COMPS>
-void launch(const HerkLaunch& l, cudaStream_t stream) {
-  set_shared<COMPS>();
-  const dim3 grid(static_cast<unsigned>(l.tiles) * static_cast<unsigned>(l.splits),
-                  static_cast<unsigned>(l.batches));
-  cov_herk_wg<COMPS><<<grid, kThreads, kSharedBytes, stream>>>(l);
-  KAFEL_CUDA_CHECK_LAUNCH("cov_herk_wg");
-}
-
-template <int COMPS>
-int resident(int ordinal) {
-  DeviceGuard g(ordinal);
-  set_shared<COMPS>();
-  int blocks = 0;
-  KAFEL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, cov_herk_wg<COMPS>,
-                                                                 kThreads, kSharedBytes));
-  return blocks;
-}
-
 }  // namespace
 
 std::size_t herk_wg_shared_bytes() {
@@ -155,11 +128,13 @@ std::size_t herk_wg_shared_bytes() {
 }
 
 int herk_wg_resident_blocks(int ordinal, int comps) {
-  return comps == 2 ? resident<2>(ordinal) : resident<1>(ordinal);
+  return comps == 2 ? resident_blocks(cov_herk_wg<2>, kThreads, kSharedBytes, ordinal)
+                    : resident_blocks(cov_herk_wg<1>, kThreads, kSharedBytes, ordinal);
 }
 
 void launch_herk_wg(const HerkLaunch& l, cudaStream_t stream) {
-  l.comps == 2 ? launch<2>(l, stream) : launch<1>(l, stream);
+  l.comps == 2 ? launch_kernel(cov_herk_wg<2>, kThreads, kSharedBytes, l, stream, "cov_herk_wg")
+               : launch_kernel(cov_herk_wg<1>, kThreads, kSharedBytes, l, stream, "cov_herk_wg");
 }
 
 }  // namespace kafel::cuda
