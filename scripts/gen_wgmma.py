@@ -15,6 +15,8 @@ KINDS = [
     ("S8", "s32.s8.s8", 32, "std::int32_t", "r", False),
 ]
 NS = [128, 256]
+# Narrower shapes for single kinds: the covariance kernel's diagonal tiles need 64 columns.
+EXTRA = [("Tf32", 64)]
 
 HEADER = """\
 // wgmma.mma_async wrappers (sm_90a): d[N/2] += A (64 x K, shared) * B (K x N, shared) for one
@@ -74,7 +76,7 @@ def wrapper(tag, ptx, k, ctype, con, trans, n):
 def main():
     out = HEADER
     for kind in KINDS:
-        for n in NS:
+        for n in sorted(NS + [n for tag, n in EXTRA if tag == kind[0]]):
             out += wrapper(*kind, n)
     out += "}  // namespace kafel::cuda::sm90\n"
     root = pathlib.Path(__file__).resolve().parent.parent

@@ -56,16 +56,8 @@ __global__ void __launch_bounds__(kThreads) cov_herk_tc(const HerkLaunch l) {
   const Work w = work_of<T>(l, pilots);
   const int wm = warp / kWarpsN, wn = warp % kWarpsN;
   const bool multiplies = !w.diag || wn * WN < (wm + 1) * WM;
-  const float* xb = l.x + w.b * l.bstep;
-  const int cha = w.ti * T / COMPS, chb = w.tj * T / COMPS;
   auto issue = [&](int c) {
-    if (c < w.chunks) {
-      float* raw = smem + (c % kStages) * 2 * kRawPanel<T>;
-      const long long s = w.n0 + static_cast<long long>(c) * kChunk;
-      copy_panel<T, COMPS>(l, xb, cha, s, raw);
-      if (!w.diag) copy_panel<T, COMPS>(l, xb, chb, s, raw + kRawPanel<T>);
-    }
-    cp_commit();
+    fetch_chunk<T, COMPS>(l, w, c, smem + (c % kStages) * 2 * kRawPanel<T>);
   };
 #pragma unroll
   for (int c = 0; c < kStages - 1; ++c) issue(c);

@@ -197,6 +197,19 @@ __device__ __forceinline__ Work work_of(const HerkLaunch& l, float* pilots) {
   return w;
 }
 
+// Chunk c's raw samples (the tile's two panels; one on a diagonal tile) into the ring stage at
+// `raw` as one cp.async group, empty past the last chunk so that group counts stay in step.
+template <int T, int COMPS>
+__device__ __forceinline__ void fetch_chunk(const HerkLaunch& l, const Work& w, int c, float* raw) {
+  if (c < w.chunks) {
+    const float* xb = l.x + w.b * l.bstep;
+    const long long s = w.n0 + static_cast<long long>(c) * kChunk;
+    copy_panel<T, COMPS>(l, xb, w.ti * T / COMPS, s, raw);
+    if (!w.diag) copy_panel<T, COMPS>(l, xb, w.tj * T / COMPS, s, raw + kRawPanel<T>);
+  }
+  cp_commit();
+}
+
 // Host side, for either kernel: its dynamic shared memory allowed (per launch: the attribute
 // belongs to the current device's context), a launch over (tiles * splits, batches), and how
 // many blocks fit on one SM.

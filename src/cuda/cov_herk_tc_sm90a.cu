@@ -1,6 +1,7 @@
 // Covariance rung cuda.herk_tc on 128-lane tiles (sm_90a): the split planes in wgmma's 128-byte
 // swizzled layout, two warpgroups of 64 x 128 lanes, three tf32 wgmma per k step (float accuracy).
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda/cov_herk.hpp"
 #include "cuda/cov_herk_tc.cuh"
@@ -19,11 +20,12 @@ constexpr int kBuf = 4 * kPlane;    // one chunk's planes: big and small of each
 constexpr std::size_t kSharedBytes = (2 * kBuf + kRing * 2 * kRawPanel<T>)*sizeof(float) + 1024;
 
 // Grid (tiles * splits, batches), 256 threads = two warpgroups, each 64 rows x 128 columns of a
-// 128 x 128 lower tile (on diagonal tiles the upper half of the first is computed and unused).
+// 128 x 128 lower tile (on diagonal tiles, 64 x 64 for the first).
 // Per chunk: the split pass writes the next chunk's planes while the tensor cores multiply this
 // one's (big*small + small*big + big*big per k step into a chunk-fresh accumulator, then a
 // round-to-nearest float addition into the running sums: the tensor cores' own accumulation
-// truncates); the ring keeps two chunks in flight meanwhile.
+// truncates) and the previous chunk's accumulator is folded; the ring keeps two chunks in
+// flight meanwhile.
 template <int COMPS>
 __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
 #if KAFEL_SM90A_DEVICE
@@ -34,17 +36,12 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
   float* ring = planes + 2 * kBuf;
   __shared__ float pilots[2 * T];
   const Work w = work_of<T>(l, pilots);
-  const int wg = threadIdx.x / 128, warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
-  const float* xb = l.x + w.b * l.bstep;
-  const int cha = w.ti * T / COMPS, chb = w.tj * T / COMPS;
+  // The warpgroup index through a shuffle: the compiler then knows it is uniform per warp, and
+  // a wgmma issued under a branch on it is not taken for a divergent one (which it serialises).
+  const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0),
+            warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
   auto issue = [&](int c) {
-    if (c < w.chunks) {
-      float* raw = ring + (c % kRing) * 2 * kRawPanel<T>;
-      const long long s = w.n0 + static_cast<long long>(c) * kChunk;
-      copy_panel<T, COMPS>(l, xb, cha, s, raw);
-      if (!w.diag) copy_panel<T, COMPS>(l, xb, chb, s, raw + kRawPanel<T>);
-    }
-    cp_commit();
+    fetch_chunk<T, COMPS>(l, w, c, ring + (c % kRing) * 2 * kRawPanel<T>);
   };
   float lsum[COMPS];
 #pragma unroll
@@ -58,23 +55,21 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
     fence_proxy_async_smem();  // written by this thread, read by wgmma (the async proxy)
   };
 
-  float acc[64], sum[64];
+  // Two accumulators, alternating by chunk: chunk c + 1's multiplies are queued while chunk c's
+  // accumulator is folded into the sums, so the tensor cores are not drained at every chunk.
+  float acc0[64], acc1[64], sum[64];
 #pragma unroll
-  for (int i = 0; i < 64; ++i) acc[i] = sum[i] = 0.0f;
+  for (int i = 0; i < 64; ++i) acc0[i] = acc1[i] = sum[i] = 0.0f;
   double* out = l.partial + (static_cast<long long>(w.b * l.tiles + w.tile) * l.splits + w.split) *
                                 herk_partial(T);
   constexpr std::uint32_t kSmall = kPlane * sizeof(float);  // big plane -> small plane (bytes)
-
-#pragma unroll
-  for (int c = 0; c < kRing; ++c) issue(c);
-  cp_wait<kRing - 1>();
-  __syncthreads();  // chunk 0 and the pilots
-  split(0);
-  __syncthreads();
-  for (int c = 0; c < w.chunks; ++c) {
+  // On diagonal tiles the first warpgroup's rows (0..63) need only columns 0..63: it issues
+  // 64-column multiplies into the accumulator's first half (the second stays zero).
+  auto multiply = [&](auto narrow, int c, float(&acc)[64]) {
     const std::uint32_t buf = smem_addr(planes + (c % 2) * kBuf);
     const std::uint32_t a = buf + wg * 64 * 128;  // this warpgroup's 64 rows of the row panel
     const std::uint32_t b = w.diag ? buf : buf + 2 * kSmall;
+    float(&half)[32] = reinterpret_cast<float(&)[32]>(acc);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kChunk / 8; ++kk) {
@@ -82,18 +77,20 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
       const std::uint64_t as = smem_desc(a + kSmall + kk * 32, 16, 1024);
       const std::uint64_t bb = smem_desc(b + kk * 32, 16, 1024);
       const std::uint64_t bs = smem_desc(b + kSmall + kk * 32, 16, 1024);
-      wgmma(Tf32{}, acc, as, bb, kk == 0 ? 0u : 1u);
-      wgmma(Tf32{}, acc, ab, bs, 1u);
-      wgmma(Tf32{}, acc, ab, bb, 1u);
+      if constexpr (decltype(narrow)::value) {
+        wgmma(Tf32{}, half, as, bb, kk == 0 ? 0u : 1u);
+        wgmma(Tf32{}, half, ab, bs, 1u);
+        wgmma(Tf32{}, half, ab, bb, 1u);
+      } else {
+        wgmma(Tf32{}, acc, as, bb, kk == 0 ? 0u : 1u);
+        wgmma(Tf32{}, acc, ab, bs, 1u);
+        wgmma(Tf32{}, acc, ab, bb, 1u);
+      }
     }
     wgmma_commit();
-    if (c + 1 < w.chunks) {
-      cp_wait<kRing - 2>();
-      __syncthreads();  // chunk c + 1 has landed for every thread; chunk c's ring stage is free
-      issue(c + kRing);
-      split(c + 1);
-    }
-    wgmma_wait<0>();
+  };
+  // Chunk c's products (complete in `acc`) into the sums, flushed every l.flush chunks.
+  auto fold = [&](int c, float(&acc)[64]) {
     fence_registers(acc);
 #pragma unroll
     for (int i = 0; i < 64; ++i) sum[i] += acc[i];
@@ -113,8 +110,60 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
           }
       if (w.diag) flush_lanes<T, COMPS>(out, lsum);
     }
-    __syncthreads();  // chunk c + 1's planes are complete, chunk c's free
-  }
+  };
+  // Chunk c + 1's planes from its raw samples, once they have landed and every warpgroup is
+  // done with chunk c - 1's multiplies (whose planes it overwrites).
+  auto prepare = [&](int c) {
+    if (c + 1 < w.chunks) {
+      cp_wait<kRing - 2>();
+      block_barrier();
+      issue(c + kRing);
+      split(c + 1);
+      block_barrier();  // chunk c + 1's planes are complete
+    }
+  };
+
+#pragma unroll
+  for (int c = 0; c < kRing; ++c) issue(c);
+  cp_wait<kRing - 1>();
+  __syncthreads();  // chunk 0 and the pilots
+  split(0);
+  __syncthreads();
+  // Chunk c's multiplies are queued while chunk c - 1's accumulator is folded. The loop takes
+  // chunks in pairs with one group in flight at its top and bottom (acc0's): the compiler then
+  // sees which accumulator each wait frees, where a conditional step would make it serialise
+  // every multiply.
+  // Diagonal tiles' first warpgroup runs its own copy (64-column multiplies), the barriers in
+  // prepare() are then reached from two places in the code: hence barrier.sync without .aligned.
+  auto pipeline = [&](auto narrow) {
+    multiply(narrow, 0, acc0);
+    prepare(0);
+    int c = 1;
+    for (; c + 1 < w.chunks; c += 2) {
+      multiply(narrow, c, acc1);
+      wgmma_wait<1>();
+      fold(c - 1, acc0);
+      prepare(c);
+      multiply(narrow, c + 1, acc0);
+      wgmma_wait<1>();
+      fold(c, acc1);
+      prepare(c + 1);
+    }
+    if (c < w.chunks) {
+      multiply(narrow, c, acc1);
+      wgmma_wait<1>();
+      fold(c - 1, acc0);
+      wgmma_wait<0>();
+      fold(c, acc1);
+    } else {
+      wgmma_wait<0>();
+      fold(c - 1, acc0);
+    }
+  };
+  if (w.diag && wg == 0)
+    pipeline(std::true_type{});
+  else
+    pipeline(std::false_type{});
 #else
   (void)l;
   __trap();

@@ -77,6 +77,12 @@ __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, std::uint32_t pari
   }
 }
 
+// The whole block's barrier 0 where its threads reach it from different places in the code
+// (__syncthreads is barrier.sync.aligned: every thread must execute the same instruction).
+__device__ __forceinline__ void block_barrier() {
+  asm volatile("barrier.sync 0;" ::: "memory");
+}
+
 // ---- TMA --------------------------------------------------------------------------------
 
 __device__ __forceinline__ void prefetch_tensor_map(const CUtensorMap* map) {
