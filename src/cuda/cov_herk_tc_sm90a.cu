@@ -40,18 +40,38 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
   // a wgmma issued under a branch on it is not taken for a divergent one (which it serialises).
   const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0),
             warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
-  auto issue = [&](int c) {
-    fetch_chunk<T, COMPS>(l, w, c, ring + (c % kRing) * 2 * kRawPanel<T>);
+  // Diagonal tiles read one panel per chunk, so they fill half of a ring stage and of a plane
+  // buffer: they take their chunks in pairs, the second in the other panel's place. Item i is
+  // chunk i, or on a diagonal tile chunks 2i and 2i + 1 (the second zero past the range), and
+  // chunk c is half c % 2 of item c / 2 there.
+  auto issue = [&](int i) {
+    float* raw = ring + (i % kRing) * 2 * kRawPanel<T>;
+    if (!w.diag) return fetch_chunk<T, COMPS>(l, w, i, raw);
+    const float* xb = l.x + w.b * l.bstep;
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      if (2 * i + h < w.chunks)
+        copy_panel<T, COMPS>(l, xb, w.ti * T / COMPS, w.n0 + (2LL * i + h) * kChunk,
+                             raw + h * kRawPanel<T>);
+    cp_commit();
   };
   float lsum[COMPS];
 #pragma unroll
   for (int k = 0; k < COMPS; ++k) lsum[k] = 0.0f;
-  // Chunk c's planes: buffer c % 2; panel p's big plane at p * 2 * kPlane, its small plane after.
-  auto split = [&](int c) {
-    const float* raw = ring + (c % kRing) * 2 * kRawPanel<T>;
-    float* dst = planes + (c % 2) * kBuf;
-    const int valid = c == w.chunks - 1 ? w.tail : kChunk;
-    split_tile_chunk<T, COMPS, true>(w.diag, raw, dst, 2 * kPlane, kPlane, pilots, valid, lsum);
+  // Item i's planes: buffer i % 2; panel (or half) p's big plane at p * 2 * kPlane, its small
+  // plane after.
+  auto valid = [&](int c) { return c < w.chunks - 1 ? kChunk : c == w.chunks - 1 ? w.tail : 0; };
+  auto split = [&](int i) {
+    const float* raw = ring + (i % kRing) * 2 * kRawPanel<T>;
+    float* dst = planes + (i % 2) * kBuf;
+    if (w.diag) {
+#pragma unroll 1
+      for (int h = 0; h < 2; ++h)
+        split_tile_chunk<T, COMPS, true>(true, raw + h * kRawPanel<T>, dst + h * 2 * kPlane,
+                                         2 * kPlane, kPlane, pilots, valid(2 * i + h), lsum);
+    } else {
+      split_tile_chunk<T, COMPS, true>(false, raw, dst, 2 * kPlane, kPlane, pilots, valid(i), lsum);
+    }
     fence_proxy_async_smem();  // written by this thread, read by wgmma (the async proxy)
   };
 
@@ -66,7 +86,8 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
   // On diagonal tiles the first warpgroup's rows (0..63) need only columns 0..63: it issues
   // 64-column multiplies into the accumulator's first half (the second stays zero).
   auto multiply = [&](auto narrow, int c, float(&acc)[64]) {
-    const std::uint32_t buf = smem_addr(planes + (c % 2) * kBuf);
+    const int i = w.diag ? c / 2 : c, h = w.diag ? c % 2 : 0;
+    const std::uint32_t buf = smem_addr(planes + (i % 2) * kBuf) + h * 2 * kSmall;
     const std::uint32_t a = buf + wg * 64 * 128;  // this warpgroup's 64 rows of the row panel
     const std::uint32_t b = w.diag ? buf : buf + 2 * kSmall;
     float(&half)[32] = reinterpret_cast<float(&)[32]>(acc);
@@ -111,15 +132,17 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
       if (w.diag) flush_lanes<T, COMPS>(out, lsum);
     }
   };
-  // Chunk c + 1's planes from its raw samples, once they have landed and every warpgroup is
-  // done with chunk c - 1's multiplies (whose planes it overwrites).
+  // Where chunk c + 1 starts an item: that item's planes from its raw samples, once they have
+  // landed and every warpgroup is done with chunk c - 1's multiplies (the planes it overwrites
+  // are those of the item before chunk c's).
   auto prepare = [&](int c) {
-    if (c + 1 < w.chunks) {
+    if (c + 1 < w.chunks && (!w.diag || c % 2 == 1)) {
+      const int i = w.diag ? (c + 1) / 2 : c + 1;  // the item chunk c + 1 starts
       cp_wait<kRing - 2>();
       block_barrier();
-      issue(c + kRing);
-      split(c + 1);
-      block_barrier();  // chunk c + 1's planes are complete
+      issue(i - 1 + kRing);
+      split(i);
+      block_barrier();  // item i's planes are complete
     }
   };
 
