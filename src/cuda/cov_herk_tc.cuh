@@ -197,16 +197,22 @@ __device__ __forceinline__ Work work_of(const HerkLaunch& l, float* pilots) {
   return w;
 }
 
-// Chunk c's raw samples (the tile's two panels; one on a diagonal tile) into the ring stage at
-// `raw` as one cp.async group, empty past the last chunk so that group counts stay in step.
+// Starts the copies of chunk c's raw samples (the tile's two panels; one on a diagonal tile)
+// to `raw`; none past the last chunk.
 template <int T, int COMPS>
-__device__ __forceinline__ void fetch_chunk(const HerkLaunch& l, const Work& w, int c, float* raw) {
+__device__ __forceinline__ void copy_chunk(const HerkLaunch& l, const Work& w, int c, float* raw) {
   if (c < w.chunks) {
     const float* xb = l.x + w.b * l.bstep;
     const long long s = w.n0 + static_cast<long long>(c) * kChunk;
     copy_panel<T, COMPS>(l, xb, w.ti * T / COMPS, s, raw);
     if (!w.diag) copy_panel<T, COMPS>(l, xb, w.tj * T / COMPS, s, raw + kRawPanel<T>);
   }
+}
+// Chunk c into the ring stage at `raw` as one cp.async group (empty past the last chunk, so that
+// group counts stay in step).
+template <int T, int COMPS>
+__device__ __forceinline__ void fetch_chunk(const HerkLaunch& l, const Work& w, int c, float* raw) {
+  copy_chunk<T, COMPS>(l, w, c, raw);
   cp_commit();
 }
 

@@ -47,12 +47,8 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
   auto issue = [&](int i) {
     float* raw = ring + (i % kRing) * 2 * kRawPanel<T>;
     if (!w.diag) return fetch_chunk<T, COMPS>(l, w, i, raw);
-    const float* xb = l.x + w.b * l.bstep;
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-      if (2 * i + h < w.chunks)
-        copy_panel<T, COMPS>(l, xb, w.ti * T / COMPS, w.n0 + (2LL * i + h) * kChunk,
-                             raw + h * kRawPanel<T>);
+    copy_chunk<T, COMPS>(l, w, 2 * i, raw);
+    copy_chunk<T, COMPS>(l, w, 2 * i + 1, raw + kRawPanel<T>);
     cp_commit();
   };
   float lsum[COMPS];
@@ -155,9 +151,8 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
   // Chunk c's multiplies are queued while chunk c - 1's accumulator is folded. The loop takes
   // chunks in pairs with one group in flight at its top and bottom (acc0's): the compiler then
   // sees which accumulator each wait frees, where a conditional step would make it serialise
-  // every multiply.
-  // Diagonal tiles' first warpgroup runs its own copy (64-column multiplies), the barriers in
-  // prepare() are then reached from two places in the code: hence barrier.sync without .aligned.
+  // every multiply. Diagonal tiles' first warpgroup runs its own copy (64-column multiplies), so
+  // the barriers in prepare() are reached from two places: hence barrier.sync without .aligned.
   auto pipeline = [&](auto narrow) {
     multiply(narrow, 0, acc0);
     prepare(0);
