@@ -277,13 +277,24 @@ __global__ void splitk_reduce(Operands<T> g, Slices<T> sk) {
     const int i = static_cast<int>(r / quads), j = static_cast<int>(r % quads) * 4;
     T acc[4] = {T(0), T(0), T(0), T(0)};
     const T* p = sk.ws + matrix * sk.ws_matrix + static_cast<long long>(i) * sk.ws_ld + j;
-    for (int s = 0; s < sk.splits; ++s, p += sk.ws_matrix * sk.batches) {
+    const long long slice_step = sk.ws_matrix * sk.batches;
+    // Eight slices' loads issued before their additions (still in slice order): one load in
+    // flight per thread left the reduction latency-bound (64 L2 round trips at 256^2 x 65536).
+    constexpr int kInFlight = 8;
+    for (int s0 = 0; s0 < sk.splits; s0 += kInFlight) {
+      Vec<T> x[kInFlight][4 / V];
 #pragma unroll
-      for (int q = 0; q < 4; q += V) {
-        const Vec<T> x = load_vec(p + q);
+      for (int u = 0; u < kInFlight; ++u)
 #pragma unroll
-        for (int v = 0; v < V; ++v) acc[q + v] = mad(x.v[v], T(1), acc[q + v]);
-      }
+        for (int q = 0; q < 4 / V; ++q)
+          if (s0 + u < sk.splits) x[u][q] = load_vec(p + (s0 + u) * slice_step + q * V);
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u)
+#pragma unroll
+        for (int q = 0; q < 4 / V; ++q)
+#pragma unroll
+          for (int v = 0; v < V; ++v)
+            if (s0 + u < sk.splits) acc[q * V + v] = mad(x[u][q].v[v], T(1), acc[q * V + v]);
     }
     Operands<T> gm = g;
     gm.c += matrix * g.sc;
@@ -493,6 +504,14 @@ constexpr int kMaxSplits = 512;
 // Blocks per SM whose loads in flight stream HBM at its full rate: one 128x64 block per SM
 // moved 0.96 TB/s of an H100's 3.35 (64x64x1048576, SPLITK=128, 2026-11-23).
 constexpr double kBlocksToStream = 3.5;
+// A read that hits L2 (a tile row or column another block of the wave also reads) returns in
+// about half the time of one from HBM, so a block streams it twice as fast. Without this, the
+// bandwidth term priced every read at HBM latency and sent every shape with one block per SM
+// to 128x128 tiles: the long-k 1024 x 1024 x 16384 and 256 x 256 x 65536 measured 2-3 % slower
+// there than with 128x256 on the H100 (2026-11-24). Large squares now take 128x256 again, the
+// tile this model's rates were fitted to (H200); on the H100 the two tiles are within 1-3 % on
+// them (docs/BENCHMARKS.md, "Shapes, session 7").
+constexpr double kL2HitCost = 0.5;
 
 std::vector<Candidate> candidates(const GemmDesc& d) {
   if (d.types != GemmTypes::of(DType::f32)) return {{kMid, 2, 0.95, 0.79}};
@@ -523,11 +542,22 @@ double predicted_seconds(const Device& dev, const GemmDesc& d, const Candidate& 
   double seconds = full_waves * wave(c.per_sm);
   if (rest > 0) seconds += wave(std::ceil(rest / sms));
   if (dev.bandwidth_gbs > 0) {  // the operands every block reads, at the rate its waves stream
+    const double elem = double(dtype_size(d.types.a)), hbm = dev.bandwidth_gbs * 1e9;
     const double rows = std::min<double>(t.bm, double(d.m)),
                  cols = std::min<double>(t.bn, double(d.n));
-    const double bytes = blocks * (rows + cols) * slice_k * double(dtype_size(d.types.a));
-    const double streaming = std::min(1.0, std::min(blocks, slots) / (sms * kBlocksToStream));
-    seconds = std::max(seconds, bytes / (dev.bandwidth_gbs * 1e9 * streaming));
+    const double bytes = blocks * (rows + cols) * slice_k * elem;
+    // A wave's blocks of one k slice (the grid runs n-tiles fastest) span this many tile rows
+    // and columns; reads beyond those distinct panels hit L2.
+    const double tiles_n = std::ceil(double(d.n) / t.bn),
+                 per_slice = std::ceil(double(d.m) / t.bm) * tiles_n;
+    const double in_slice = std::min({blocks, slots, per_slice});
+    const double distinct =
+        std::ceil(in_slice / tiles_n) * rows + std::min(in_slice, tiles_n) * cols;
+    const double hits = 1.0 - distinct / (in_slice * (rows + cols));
+    const double streaming = std::min(1.0, std::min(blocks, slots) / (sms * kBlocksToStream)) /
+                             (1.0 - (1.0 - kL2HitCost) * hits);
+    const double operands = double(d.batch) * double(d.k) * (double(d.m) + double(d.n)) * elem;
+    seconds = std::max({seconds, bytes / (hbm * streaming), operands / hbm});
   }
   if (splits > 1) {
     const double partials = double(splits) * double(d.batch) * double(d.m) *

@@ -42,6 +42,7 @@ Device described_gpu() {
   d.caps = cuda::cuda_caps(90, false);
   d.peak_gflops_f32 = 132 * 128 * 2 * 1.98;
   d.peak_gflops_f64 = d.peak_gflops_f32 / 2;
+  d.bandwidth_gbs = 3352;  // HBM3, as cudaGetDeviceProperties gives it (the model's memory term)
   return d;
 }
 
@@ -121,6 +122,8 @@ TEST(CudaShapeHeuristic, SplitsKWhenOutputTilesCannotFillTheSms) {
   EXPECT_EQ(tile(small_out), "128x256/64");
   EXPECT_EQ(tile(chosen(1024, 1024, 16384)), "128x256/4");
   EXPECT_EQ(tile(chosen(1536, 1536, 1536)), "128x256/3");
+  // Bandwidth-bound (536 MB of operands, no reuse): many small blocks keep more loads in flight.
+  EXPECT_EQ(tile(chosen(64, 64, 1048576)), "64x64/512");
   // Enough output tiles for every SM, or measured without a split: no split.
   EXPECT_EQ(tile(chosen(4096, 4096, 4096)), "128x256/1");
   EXPECT_EQ(tile(chosen(8192, 8192, 1024)), "128x256/1");
