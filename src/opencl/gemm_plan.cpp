@@ -228,9 +228,13 @@ void OclPlan::load(const GemmArgs& args, int slots) {
   pack_k_ = prepass_.kernel("pack");
   scale_k_ = prepass_.kernel("scale_c");
   reduce_k_ = prepass_.kernel("splitk_reduce");
-  if (k_ > 0 && !prepared_) {
+  // prepare() decides from the operands' layout (what to pack, how the kernel reads A): a
+  // reload with other leading dimensions prepares again.
+  const auto layout = std::make_tuple(sa_.rs, sa_.cs, sb_.rs, sb_.cs, stride_a_, stride_b_);
+  if (k_ > 0 && (!prepared_ || layout != prepared_layout_)) {
     prepare();
     prepared_ = true;
+    prepared_layout_ = layout;
   }
 }
 

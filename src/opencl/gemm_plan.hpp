@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/backend.hpp"
@@ -137,6 +138,7 @@ class OclPlan : public GemmPlan {
   Program prepass_;
   Kernel pack_k_, scale_k_, reduce_k_;
   bool prepared_ = false;
+  std::tuple<int, int, int, int, std::int64_t, std::int64_t> prepared_layout_;  // sa_ sb_ strides
 };
 
 // A plan factory for rung plan P.

@@ -60,6 +60,7 @@ class Reg2Plan final : public RegBlockPlan {
 
  protected:
   std::uint64_t local_bytes() const override { return reg2_local_bytes(params_, desc_.types); }
+  bool reads_a_rows() const override { return true; }
 };
 
 std::string reg2_limits(const Device& d, const GemmDesc& g, const Params& p) {

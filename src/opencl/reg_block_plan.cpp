@@ -4,6 +4,7 @@
 #include "opencl/reg_block_plan.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace kafel::ocl {
 
@@ -44,15 +45,28 @@ Params reg_block_shape(const Device& d, const GemmDesc& g, const Params& base) {
     out["MWG"] = mwg;
     out["NWG"] = nwg;
   }
-  // Fewer tiles than compute units: split k so that about two work-groups run on each, every
-  // slice at least four k-tiles deep.
+  // Matrices of at most 64 x 64 (batches of small products): one 64 x 64 tile each, 128 items
+  // of 4 x 8 outputs, 32-deep k-tiles. The 128 x 128 default padded each to four times its work:
+  // 4096 x 64^3 on the H100 over NVIDIA OpenCL took 0.520 ms, 0.168 ms with this tile (CLBlast
+  // 0.188; 2026-11-24).
+  if (g.m <= 64 && g.n <= 64) {
+    mwg = nwg = 64;
+    out["MWG"] = out["NWG"] = 64;
+    out["MDIMC"] = 16;
+    out["NDIMC"] = 8;
+    out["KWG"] = 32;
+  }
+  // Fewer tiles than compute units: split k into the most slices that still run as one wave of
+  // two work-groups per unit, every slice at least four k-tiles deep. (Rounding the count up
+  // started a second, mostly empty wave: 16384x64x16384 ran 5 slices of its 64 tiles at
+  // 24.0 TFLOP/s, 2 at 28.7, on the H100 over NVIDIA OpenCL.)
   const std::int64_t tiles =
       ((g.m + mwg - 1) / mwg) * ((g.n + nwg - 1) / nwg) * std::max<std::int64_t>(1, g.batch);
   const std::int64_t units = std::max(1, d.compute_units);
-  const std::int64_t ktiles = (g.k + base.at("KWG") - 1) / base.at("KWG");
+  const std::int64_t kwg = out.count("KWG") ? out.at("KWG") : base.at("KWG");
+  const std::int64_t ktiles = (g.k + kwg - 1) / kwg;
   if (tiles < units) {
-    const std::int64_t s =
-        std::min({(2 * units + tiles - 1) / tiles, ktiles / 4, std::int64_t(64)});
+    const std::int64_t s = std::min({2 * units / tiles, ktiles / 4, std::int64_t(64)});
     if (s > 1) out["SPLITK"] = s;
   }
   return out;
@@ -85,7 +99,18 @@ void RegBlockPlan::prepare() {
   // No pre-pass for an operand already k-major with tile-multiple sizes (e.g. B in NN), unless
   // it has to be rearranged into panels.
   const bool pk = panels();
-  pack_a_ = pk || !(mp_ == m_ && kp_ == k_ && sa_.rs == 1 && sa_.cs == m_);
+  // A row-major with tile-multiple m and k, and n at most 256: read in place rather than
+  // transposed by the pre-pass (when its vectors along k are aligned and its offsets fit an
+  // int). The pre-pass moves A twice, which costs most when n is small; the in-place read is
+  // slower per k-tile (short row segments, scalar local stores). H100, NVIDIA OpenCL
+  // (2026-11-24): 16384x64x16384 13.0 -> 24.0 TFLOP/s, 65536x256x256 29.1 -> 39.5,
+  // 8192x8192x1024 unchanged, 1024x1024x16384 32.9 -> 29.4 (hence the bound on n).
+  constexpr int kInPlaceMaxN = 256;
+  const std::int64_t vwm = q.at("VWM");
+  a_rows_ = reads_a_rows() && !pk && n_ <= kInPlaceMaxN && sa_.cs == 1 && mp_ == m_ && kp_ == k_ &&
+            kwg % vwm == 0 && sa_.rs % vwm == 0 && stride_a_ % vwm == 0 &&
+            std::int64_t(m_) * sa_.rs / vwm < std::numeric_limits<int>::max();
+  pack_a_ = pk || (!a_rows_ && !(mp_ == m_ && kp_ == k_ && sa_.rs == 1 && sa_.cs == m_));
   pack_b_ = pk || !(np_ == n_ && kp_ == k_ && sb_.cs == 1 && sb_.rs == n_);
   panel_a_ = pk ? int(mwg) : 0;
   panel_b_ = pk ? int(nwg) : 0;
@@ -93,7 +118,9 @@ void RegBlockPlan::prepare() {
   if (pack_b_) bp_ = scratch(std::int64_t(kp_) * np_, batch_);
   if (splits_ > 1)
     partials_ = Buffer(ctx_, S(splits_) * S(batch_) * S(m_) * S(n_) * acc_bytes(desc_.types));
-  program_ = build({"reg_block.cl", rung_name_ + ".cl"});  // the shared macros first
+  Defines extra;
+  if (a_rows_) extra.emplace_back("AROW", 1);
+  program_ = build({"reg_block.cl", rung_name_ + ".cl"}, extra);  // the shared macros first
   kernel_ = checked_kernel(program_, ("gemm_" + rung_name_).c_str(), local, name);
   range_ = {{S(np_ / nwg) * local[0], S(mp_ / mwg) * local[1], S(batch_) * S(splits_)},
             {local[0], local[1], 1}};
@@ -106,7 +133,7 @@ std::vector<Event> RegBlockPlan::enqueue(Operands& s) {
   kernel_.args(m_, n_, kp_);
   set_alpha_beta(kernel_, 3);
   kernel_.arg(5, pack_a_ ? at_ : s.a);
-  kernel_.arg(6, mp_);
+  kernel_.arg(6, a_rows_ ? sa_.rs : mp_);
   kernel_.arg(7, pack_b_ ? bp_ : s.b);
   kernel_.arg(8, np_);
   kernel_.arg(9, s.c);

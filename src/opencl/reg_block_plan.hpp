@@ -20,6 +20,8 @@ class RegBlockPlan : public OclPlan {
   virtual std::uint64_t local_bytes() const = 0;
   // True: pack operands as per-tile panels (prepass.cl), always through the pre-pass.
   virtual bool panels() const { return false; }
+  // True: the rung's kernel can read a row-major A in place (AROW in reg2.cl).
+  virtual bool reads_a_rows() const { return false; }
   void prepare() override;
   std::vector<Event> enqueue(Operands& s) override;
 
@@ -29,6 +31,7 @@ class RegBlockPlan : public OclPlan {
   int panel_a_ = 0, panel_b_ = 0;  // pre-pass panel widths (0: plain k-major rows)
   Buffer at_, bp_;
   bool pack_a_ = true, pack_b_ = true;
+  bool a_rows_ = false;  // A read row-major in place (AROW), its row stride in the Mp argument
   NdRange range_;
   Program program_;
   Kernel kernel_;

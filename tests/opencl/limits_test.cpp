@@ -281,6 +281,45 @@ TEST(OpenclLimits, DoubleBufferedConfigurations) {
   }
 }
 
+// ocl.reg2 reads a row-major A in place when m and k are tile multiples (AROW: no transposing
+// pre-pass): scalar and 8-wide vectors along k, split slices, alpha and beta.
+TEST(OpenclLimits, Reg2ReadsRowMajorAInPlace) {
+  KAFEL_OPENCL_DEVICE_OR_SKIP(dev);
+  const GemmKernel& reg2 = find_gemm_kernel(dev, "ocl.reg2");
+  for (const char* text : {"MWG=64,NWG=32,KWG=8,MDIMC=8,NDIMC=4,VWM=1,VWN=8",
+                           "MWG=32,NWG=64,KWG=32,MDIMC=4,NDIMC=8,VWM=8,VWN=2,SPLITK=3",
+                           "MWG=128,NWG=64,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=4,SPLITK=2"}) {
+    const Params params = reg2.params.parse(text);
+    expect_runs(dev, {256, 45, 160, Op::N, Op::N, -1.0, 0.5, DType::f32}, "ocl.reg2", params);
+  }
+}
+
+// A plan decides how to read A from the layout it was loaded with: loaded again with a leading
+// dimension that rules out the in-place read (not a multiple of the vector width), it prepares
+// again instead of reading misaligned rows.
+TEST(OpenclLimits, PlanReloadedWithAnotherLayoutPreparesAgain) {
+  KAFEL_OPENCL_DEVICE_OR_SKIP(dev);
+  const GemmKernel& reg2 = find_gemm_kernel(dev, "ocl.reg2");
+  const Params params = reg2.params.parse("MWG=64,NWG=64,KWG=16,MDIMC=16,NDIMC=8,VWM=4,VWN=4");
+  const GemmDesc d{128, 64, 64, Op::N, Op::N, 1.0, 0.0, DType::f32};
+  auto plan = reg2.make_plan(dev, d, params);
+  for (const std::int64_t pad : {0, 3, 0}) {
+    test::ProblemOptions opt;
+    opt.integer_values = true;
+    opt.ld_pad = pad;
+    opt.seed = 60 + static_cast<std::uint64_t>(pad);
+    auto p = test::make_problem(d, opt);
+    Matrix expected = p.c0.clone();
+    reference_gemm(d.op_a, d.op_b, d.alpha, p.a, p.b, d.beta, expected);
+    plan->load({d, p.a.data(), p.a.ld(), p.b.data(), p.b.ld(), p.c.data(), p.c.ld()}, 1);
+    plan->run(0);
+    plan->fetch();
+    for (std::int64_t i = 0; i < d.m; ++i)
+      for (std::int64_t j = 0; j < d.n; ++j)
+        ASSERT_EQ(p.c.get(i, j), expected.get(i, j)) << "ld pad " << pad << " at " << i << "," << j;
+  }
+}
+
 // ---- the default choice -------------------------------------------------------------------------
 
 Device as_gpu(const Device& real, std::uint64_t local_memory) {

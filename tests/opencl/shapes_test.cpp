@@ -88,12 +88,18 @@ TEST(OpenclShapeHeuristic, SkinnyTilesAndSplitsOnAGpu) {
   EXPECT_EQ(skinny.kernel, "ocl.reg2");
   EXPECT_EQ(skinny.params.at("MWG"), 256) << skinny.config();
   EXPECT_EQ(skinny.params.at("NWG"), 64) << skinny.config();
-  EXPECT_EQ(skinny.params.at("SPLITK"), 5) << skinny.config();  // 64 tiles -> ~2 per unit
+  EXPECT_EQ(skinny.params.at("SPLITK"), 4)
+      << skinny.config();  // 64 tiles -> one wave of 2 per unit
   const GemmChoice small_out = chosen(256, 256, 65536);
   EXPECT_EQ(small_out.params.at("MWG"), 128) << small_out.config();
   EXPECT_EQ(small_out.params.at("SPLITK"), 64) << small_out.config();
   EXPECT_EQ(chosen(4096, 4096, 4096).params.at("SPLITK"), 1);
-  EXPECT_EQ(chosen(64, 64, 64, 4096).params.at("SPLITK"), 1);  // batches fill the units
+  const GemmChoice batch64 = chosen(64, 64, 64, 4096);
+  EXPECT_EQ(batch64.params.at("SPLITK"), 1) << batch64.config();  // batches fill the units
+  // Small matrices take one 64 x 64 tile each, not a 128 x 128 one padded to four times the work.
+  EXPECT_EQ(batch64.params.at("MWG"), 64) << batch64.config();
+  EXPECT_EQ(batch64.params.at("NWG"), 64) << batch64.config();
+  EXPECT_EQ(chosen(33, 17, 200, 1000).params.at("MWG"), 64);
   // More than 65535 matrices x slices do not fit dimension 2 of the range: refused, and the
   // default moves on to a kernel that loops over the batch.
   const GemmDesc huge{8, 8, 8, Op::N, Op::N, 1.0, 0.0, DType::f32, 70000};

@@ -9,10 +9,33 @@
 // neighbouring vectors, so the k-major local tiles need no padding to avoid bank conflicts (a warp
 // of 16 x 2 items reads 2 broadcast A vectors and 16 consecutive B vectors per step). Built after
 // reg_block.cl: MWI NWI MVI NVI NT, accA / accB, GLOADA / GLOADB, UNPACK, MACV.
+// AROW (A row-major, tile-multiple m and k, lda a multiple of VWM; the host decides): A is read
+// where it lies, VWM consecutive k of one row per vector load, and transposed into the k-major
+// local tile by scalar stores; the pre-pass's transposition of A (a full read and write of A:
+// most of the time of a skinny, long-k product) is skipped. `Mp` is then A's row stride.
 #define AVT (MWG / VWM)      // A vectors in one k row of a tile
 #define BVT (NWG / VWN)      // B vectors in one k row of a tile
 #define LA (KWG * AVT / NT)  // A vectors each work-item moves per k-tile
 #define LB (KWG * BVT / NT)  // B vectors each work-item moves per k-tile
+#ifndef AROW
+#define AROW 0
+#endif
+#define KVA (KWG / VWM)  // AROW: A vectors along k in one tile row
+
+// Work-item vector r of an A tile into local buffer `buf`: k-major as loaded, or (AROW) its VWM
+// k values scattered down column `row` of the k-major tile.
+#if AROW
+#define STORE_A(buf, r)                                                             \
+  {                                                                                 \
+    const int idx_ = tid + (r) * NT, row_ = idx_ / KVA, k0_ = (idx_ % KVA) * VWM;   \
+    acc av_[VWM];                                                                   \
+    UNPACK(VWM, av_, 0, ra[r])                                                      \
+    __local acc* at_ = (__local acc*)Alm[buf];                                      \
+    for (int c_ = 0; c_ < VWM; ++c_) at_[(k0_ + c_) * MWG + row_] = av_[c_];       \
+  }
+#else
+#define STORE_A(buf, r) Alm[buf][(tid + (r) * NT) / AVT][(tid + (r) * NT) % AVT] = ra[r];
+#endif
 
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
 void gemm_reg2(int M, int N, int Kp, scal alpha, scal beta,
@@ -33,14 +56,18 @@ void gemm_reg2(int M, int N, int Kp, scal alpha, scal beta,
 #pragma unroll
   for (int r = 0; r < LA; ++r) {
     const int idx = tid + r * NT;
+#if AROW
+    aoff[r] = (mv0 * VWM + idx / KVA) * (Mp / VWM) + idx % KVA;
+#else
     aoff[r] = (idx / AVT) * (Mp / VWM) + mv0 + idx % AVT;
+#endif
   }
 #pragma unroll
   for (int r = 0; r < LB; ++r) {
     const int idx = tid + r * NT;
     boff[r] = (idx / BVT) * (Np / VWN) + nv0 + idx % BVT;
   }
-  const int astep = KWG * Mp, bstep = KWG * Np;
+  const int astep = AROW ? KWG : KWG * Mp, bstep = KWG * Np;
   // This work-group's matrix and k slice (at least one k-tile: the host caps splits).
   const int t0 = slice_begin(Kp / KWG, splits), tiles = slice_end(Kp / KWG, splits) - t0;
   At += matrix_of(splits) * astride + (long)t0 * astep;
@@ -54,7 +81,7 @@ void gemm_reg2(int M, int N, int Kp, scal alpha, scal beta,
 #pragma unroll
   for (int r = 0; r < LB; ++r) rb[r] = GLOADB(boff[r], Bp);
 #pragma unroll
-  for (int r = 0; r < LA; ++r) Alm[0][(tid + r * NT) / AVT][(tid + r * NT) % AVT] = ra[r];
+  for (int r = 0; r < LA; ++r) STORE_A(0, r)
 #pragma unroll
   for (int r = 0; r < LB; ++r) Blm[0][(tid + r * NT) / BVT][(tid + r * NT) % BVT] = rb[r];
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -94,8 +121,7 @@ void gemm_reg2(int M, int N, int Kp, scal alpha, scal beta,
     }
     if (more) {  // buffer cur ^ 1 was last read before the previous barrier: safe to refill
 #pragma unroll
-      for (int r = 0; r < LA; ++r)
-        Alm[cur ^ 1][(tid + r * NT) / AVT][(tid + r * NT) % AVT] = ra[r];
+      for (int r = 0; r < LA; ++r) STORE_A(cur ^ 1, r)
 #pragma unroll
       for (int r = 0; r < LB; ++r)
         Blm[cur ^ 1][(tid + r * NT) / BVT][(tid + r * NT) % BVT] = rb[r];
