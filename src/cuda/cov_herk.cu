@@ -254,16 +254,21 @@ class CudaHerkPlan : public CovPlan {
         w_(herk_partial(tile_)) {
     const std::int64_t chunk = tensor_cores ? kHerkTcChunk : kChunk;
     pitch_ = (d.samples + chunk - 1) / chunk * chunk * (d.complex() ? 2 : 1);
-    const std::int64_t rows = (d.lanes() + tile_ - 1) / tile_;
+    const std::int64_t rows = tile_rows();
     tiles_ = rows * (rows + 1) / 2;
     const std::int64_t resident =
         tensor_cores ? herk_tc_resident_blocks(ordinal_, tile_, d.complex() ? 2 : 1) : p.at("BPS");
     const std::int64_t slots = std::int64_t(device_props(ordinal_).sm_count) * resident;
-    splits_ = splits_for(tiles_ * d.batch, slots, std::max<std::int64_t>(1, d.samples / kMinRange));
-    range_ = ((d.samples + splits_ - 1) / splits_ + chunk - 1) / chunk * chunk;
+    const std::int64_t most = std::max<std::int64_t>(1, d.samples / kMinRange);
+    splits_ = splits_for(tiles_ * d.batch, slots, most);
+    range_ = range_of(splits_, chunk);
     splits_ = (d.samples + range_ - 1) / range_;
+    dsplits_ = splits_;
+    drange_ = range_;
+    if (tensor_cores_ && tile_ == 128) weigh_diagonal_tiles(rows, slots, most, chunk);
+    pstride_ = std::max(splits_, dsplits_);
     partial_ =
-        DeviceBuffer(std::size_t(d.batch * tiles_ * splits_ * w_) * 8, "covariance tile partials");
+        DeviceBuffer(std::size_t(d.batch * tiles_ * pstride_ * w_) * 8, "covariance tile partials");
     pilot_ = DeviceBuffer(std::size_t(d.batch * d.lanes()) * 4, "covariance pilot");
   }
 
@@ -314,7 +319,7 @@ class CudaHerkPlan : public CovPlan {
     const std::int64_t k = desc_.lanes();
     std::vector<float> pilot(std::size_t(desc_.batch * k));
     pilot_.download(pilot.data(), pilot.size() * 4);
-    std::vector<char> raw(std::size_t(desc_.batch * tiles_ * splits_ * w_) * 8);
+    std::vector<char> raw(std::size_t(desc_.batch * tiles_ * pstride_ * w_) * 8);
     partial_.download(raw.data(), raw.size());
     out.reset(desc_);
     if (desc_.integer())
@@ -324,6 +329,38 @@ class CudaHerkPlan : public CovPlan {
   }
 
   std::string timer() const override { return "cuda-events"; }
+
+  // Samples per range when n is cut into `splits`: whole chunks.
+  std::int64_t range_of(std::int64_t splits, std::int64_t chunk) const {
+    return ((desc_.samples + splits - 1) / splits + chunk - 1) / chunk * chunk;
+  }
+
+  // The 128-lane tensor-core kernel's diagonal tiles cost kDiagonalCost of an off-diagonal one
+  // per sample (they skip the upper quarter and take their chunks in pairs). When every block
+  // fits in one wave, the wave lasts as long as its slowest block: cut the off-diagonal tiles'
+  // samples into more ranges than the diagonal tiles' so both finish together, if that beats
+  // equal ranges by 3 %. (256 x 262144 f32, one off-diagonal and two diagonal tiles: 44 ranges
+  // each left the diagonal blocks idle a quarter of the wave.)
+  void weigh_diagonal_tiles(std::int64_t rows, std::int64_t slots, std::int64_t most,
+                            std::int64_t chunk) {
+    constexpr double kDiagonalCost = 0.73;  // H100: 55 vs 75 ns per sample (2026-11-24)
+    const std::int64_t off = tiles_ - rows, per_batch = slots / desc_.batch;
+    if (off == 0 || tiles_ * splits_ * desc_.batch > slots) return;
+    double best = double(range_) * 0.97;  // equal ranges: the off-diagonal blocks set the time
+    for (std::int64_t so = 1; so <= std::min(most, per_batch / off); ++so) {
+      const std::int64_t sd = std::min(most, (per_batch - off * so) / rows);
+      if (sd < 1) break;
+      const std::int64_t ro = range_of(so, chunk), rd = range_of(sd, chunk);
+      const double time = std::max(double(ro), kDiagonalCost * double(rd));
+      if (time < best) {
+        best = time;
+        range_ = ro;
+        drange_ = rd;
+      }
+    }
+    splits_ = (desc_.samples + range_ - 1) / range_;
+    dsplits_ = (desc_.samples + drange_ - 1) / drange_;
+  }
 
   // Sample ranges per tile: the count whose whole waves of `slots` resident blocks finish
   // soonest (time ~ waves / splits), the fewest on ties; a last wave a third full costs as
@@ -363,14 +400,18 @@ class CudaHerkPlan : public CovPlan {
         l.batches = nb;
         l.n = desc_.samples;
         l.range = range_;
+        l.drange = drange_;
         l.tiles = static_cast<int>(tiles_);
+        l.rows = static_cast<int>(tile_rows());
         l.splits = static_cast<int>(splits_);
+        l.dsplits = static_cast<int>(dsplits_);
+        l.pstride = static_cast<int>(pstride_);
         l.flush = flush_;
         l.pilot = pilot_.as<float>();
         l.partial = partial_.as<double>();
         // The kernel adds its flushes to the partials (reductions it does not wait for).
         KAFEL_CUDA_CHECK(cudaMemsetAsync(
-            l.partial, 0, std::size_t(nb * tiles_ * splits_ * w_) * sizeof(double), stream_));
+            l.partial, 0, std::size_t(nb * tiles_ * pstride_ * w_) * sizeof(double), stream_));
         launch_herk_tc(l, stream_);
         return;
       }
@@ -391,20 +432,21 @@ class CudaHerkPlan : public CovPlan {
     const std::int64_t k = desc_.lanes();
     std::vector<double> p(k), sum(k), packed(std::size_t(k * (k + 1) / 2));
     for (std::int64_t b = 0; b < desc_.batch; ++b) {
-      auto tile_sum = [&](std::int64_t t, std::int64_t at) {
+      const std::int64_t T = tile_;
+      auto tile_sum = [&](std::int64_t t, std::int64_t at, bool diagonal) {
         Wide s = 0;
-        for (std::int64_t sp = 0; sp < splits_; ++sp)
-          s += part[((b * tiles_ + t) * splits_ + sp) * w_ + at];
+        for (std::int64_t sp = 0; sp < (diagonal ? dsplits_ : splits_); ++sp)
+          s += part[((b * tiles_ + t) * pstride_ + sp) * w_ + at];
         return static_cast<double>(s);
       };
-      const std::int64_t T = tile_;
       for (std::int64_t i = 0; i < k; ++i) {
         const std::int64_t ti = i / T;
         p[i] = pilot[b * k + i];
-        sum[i] = tile_sum(ti * (ti + 1) / 2 + ti, T * T + i % T);
+        sum[i] = tile_sum(ti * (ti + 1) / 2 + ti, T * T + i % T, true);
         for (std::int64_t j = 0; j <= i; ++j) {
           const std::int64_t tj = j / T;
-          packed[i * (i + 1) / 2 + j] = tile_sum(ti * (ti + 1) / 2 + tj, (i % T) * T + j % T);
+          packed[i * (i + 1) / 2 + j] =
+              tile_sum(ti * (ti + 1) / 2 + tj, (i % T) * T + j % T, ti == tj);
         }
       }
       moments_from_lanes(desc_, b, p.data(), sum.data(), packed.data(), out);
@@ -457,6 +499,8 @@ class CudaHerkPlan : public CovPlan {
     return packed.data();
   }
 
+  std::int64_t tile_rows() const { return (desc_.lanes() + tile_ - 1) / tile_; }
+
   std::size_t bytes() const {
     if (tensor_cores_) return std::size_t(desc_.batch * desc_.channels * pitch_) * sizeof(float);
     return std::size_t(desc_.min_bytes());
@@ -470,7 +514,9 @@ class CudaHerkPlan : public CovPlan {
   int tile_ = kTile;        // lane tile edge
   std::int64_t w_ = 0;      // doubles per partial
   std::int64_t pitch_ = 0;  // floats per channel row of the tensor-core kernel's layout
-  std::int64_t tiles_ = 1, splits_ = 1, range_ = 0;
+  // Ranges of off-diagonal tiles (splits_ of range_ samples; every tile of the SIMT kernel) and
+  // of diagonal tiles (dsplits_ of drange_), partials pstride_ apart per tile.
+  std::int64_t tiles_ = 1, splits_ = 1, range_ = 0, dsplits_ = 1, drange_ = 0, pstride_ = 1;
   Stream stream_;
   DeviceBuffer partial_, pilot_;
   std::vector<DeviceBuffer> x_;

@@ -19,16 +19,20 @@ __host__ __device__ constexpr long long herk_partial(int tile) {
 // The tensor-core kernel's samples: planar rows padded to whole chunks, real lane k of batch b,
 // sample s at x[b*bstep + (k/comps)*cstep + s*comps + k%comps] (cstep: the row pitch in floats,
 // a multiple of kHerkTcChunk * comps). Lanes past `lanes` read as zero, samples past n add
-// nothing. Block (tile + tiles * r, batch) sums samples [range*r, min(n, range*(r+1))) of lower
-// tile `tile` (edge 64 or 128 lanes) after subtracting each lane's pilot.
+// nothing. Off-diagonal and diagonal tiles have their own sample ranges (diagonal tiles do less
+// work per sample, so they may take longer ranges): blocks x < off * splits take off-diagonal
+// tile x % off and samples [range*r, min(n, range*(r+1))), r = x / off; the next rows * dsplits
+// blocks diagonal tile (x' % rows) with drange. Each sums its tile after subtracting each lane's
+// pilot into partial ((b * tiles + tile) * pstride + r).
 struct HerkLaunch {
   const float* x = nullptr;
   long long cstep = 0, bstep = 0;
   int tile = 64, lanes = 0, comps = 1, batches = 1;
-  long long n = 0, range = 0;
-  int tiles = 1, splits = 1, flush = 16;
+  long long n = 0, range = 0, drange = 0;
+  int tiles = 1, rows = 1, splits = 1, dsplits = 1, pstride = 1, flush = 16;
   const float* pilot = nullptr;
   double* partial = nullptr;
+  int blocks() const { return (tiles - rows) * splits + rows * dsplits; }
 };
 
 // Row ti and column tj of lower tile t (t = ti*(ti+1)/2 + tj): float square root, then exact.

@@ -88,8 +88,7 @@ __global__ void __launch_bounds__(kThreads) cov_herk_tc(const HerkLaunch l) {
   float lsum[COMPS];
 #pragma unroll
   for (int k = 0; k < COMPS; ++k) lsum[k] = 0.0f;
-  double* out = l.partial + (static_cast<long long>(w.b * l.tiles + w.tile) * l.splits + w.split) *
-                                herk_partial(T);
+  double* out = l.partial + w.part * herk_partial(T);
 
   for (int c = 0; c < w.chunks; ++c) {
     cp_wait<kStages - 2>();

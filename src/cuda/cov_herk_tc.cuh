@@ -170,23 +170,34 @@ __device__ __forceinline__ void flush_lanes(double* out, float (&lsum)[COMPS]) {
   }
 }
 
-// Block (tile + tiles * split, batch)'s tile, sample range and pilots (into shared `pilots`:
-// row tile's T, then column tile's T).
+// Block (x, batch)'s tile, sample range, partial and pilots (into shared `pilots`: row tile's T,
+// then column tile's T); see HerkLaunch for the order of the blocks.
 struct Work {
   int tile, split, b, ti, tj, chunks, tail;
-  long long n0;
+  long long n0, part;
   bool diag;
 };
 template <int T>
 __device__ __forceinline__ Work work_of(const HerkLaunch& l, float* pilots) {
   Work w;
-  w.tile = static_cast<int>(blockIdx.x % l.tiles);
-  w.split = static_cast<int>(blockIdx.x / l.tiles);
+  const int off = l.tiles - l.rows, x = static_cast<int>(blockIdx.x);
+  long long range;
+  if (x < off * l.splits) {
+    herk_tile_of(x % off, w.ti, w.tj);  // the (x % off)-th tile below the diagonal
+    ++w.ti;
+    w.split = x / off;
+    range = l.range;
+  } else {
+    w.ti = w.tj = (x - off * l.splits) % l.rows;
+    w.split = (x - off * l.splits) / l.rows;
+    range = l.drange;
+  }
+  w.tile = w.ti * (w.ti + 1) / 2 + w.tj;
   w.b = static_cast<int>(blockIdx.y);
-  herk_tile_of(w.tile, w.ti, w.tj);
   w.diag = w.ti == w.tj;
-  w.n0 = w.split * l.range;
-  const long long n1 = w.n0 + l.range < l.n ? w.n0 + l.range : l.n;
+  w.part = (static_cast<long long>(w.b) * l.tiles + w.tile) * l.pstride + w.split;
+  w.n0 = w.split * range;
+  const long long n1 = w.n0 + range < l.n ? w.n0 + range : l.n;
   w.chunks = static_cast<int>((n1 - w.n0 + kChunk - 1) / kChunk);
   w.tail = static_cast<int>(n1 - w.n0 - static_cast<long long>(w.chunks - 1) * kChunk);
   const float* pilot = l.pilot + static_cast<long long>(w.b) * l.lanes;
@@ -227,8 +238,7 @@ inline void allow_shared(Kernel k, std::size_t bytes) {
 inline void launch_kernel(Kernel k, int threads, std::size_t bytes, const HerkLaunch& l,
                           cudaStream_t stream, const char* name) {
   allow_shared(k, bytes);
-  const dim3 grid(static_cast<unsigned>(l.tiles) * static_cast<unsigned>(l.splits),
-                  static_cast<unsigned>(l.batches));
+  const dim3 grid(static_cast<unsigned>(l.blocks()), static_cast<unsigned>(l.batches));
   k<<<grid, threads, bytes, stream>>>(l);
   KAFEL_CUDA_CHECK_LAUNCH(name);
 }

@@ -76,8 +76,7 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
   float acc0[64], acc1[64], sum[64];
 #pragma unroll
   for (int i = 0; i < 64; ++i) acc0[i] = acc1[i] = sum[i] = 0.0f;
-  double* out = l.partial + (static_cast<long long>(w.b * l.tiles + w.tile) * l.splits + w.split) *
-                                herk_partial(T);
+  double* out = l.partial + w.part * herk_partial(T);
   constexpr std::uint32_t kSmall = kPlane * sizeof(float);  // big plane -> small plane (bytes)
   // On diagonal tiles the first warpgroup's rows (0..63) need only columns 0..63: it issues
   // 64-column multiplies into the accumulator's first half (the second stays zero).
