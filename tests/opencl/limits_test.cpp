@@ -335,8 +335,13 @@ TEST(OpenclDefault, RegisterBlockedRungByDeviceKind) {
   cpu.is_gpu = false;
   EXPECT_EQ(choose_gemm(cpu, kSmall).kernel, "ocl.reg");
   EXPECT_EQ(choose_gemm(as_gpu(dev, 48 * 1024), kSmall).kernel, "ocl.reg2");
-  const GemmChoice f32 = choose_gemm(as_gpu(dev, 48 * 1024), kSmall);
+  // Past 64 x 64 the defaults; at most 64 x 64 (kSmall) one 64 x 64 tile.
+  const GemmDesc mid{300, 260, 200, Op::N, Op::T, 1.5, 0.25, DType::f32};
+  const GemmChoice f32 = choose_gemm(as_gpu(dev, 48 * 1024), mid);
   EXPECT_EQ(f32.params, find_gemm_kernel(dev, "ocl.reg2").params.defaults()) << f32.config();
+  const GemmChoice small = choose_gemm(as_gpu(dev, 48 * 1024), kSmall);
+  EXPECT_EQ(small.params.at("MWG"), 64) << small.config();
+  EXPECT_EQ(small.params.at("NWG"), 64) << small.config();
 }
 
 // f64 on a GPU with 48 KiB of local memory (NVIDIA): ocl.reg2's defaults need 64 KiB; the choice
@@ -359,12 +364,12 @@ TEST(OpenclDefault, F64FitsAGpuWithLessLocalMemoryThanReg2Needs) {
 }
 
 // With even less local memory the choice moves down the preference order (ocl.reg2, ocl.reg,
-// ocl.direct, ocl.naive) to the first kernel that fits, and runs.
+// ocl.direct, ocl.naive) to the first kernel that fits, and runs. (Past 64 x 64, where ocl.reg2
+// takes its 128 x 128 tile: smaller matrices take a 64 x 64 one, which fits in less.)
 TEST(OpenclDefault, FallsBackToTheNextKernelThatFits) {
   KAFEL_OPENCL_DEVICE_OR_SKIP(real);
   if (!real.caps.has(Cap::fp64)) GTEST_SKIP() << real.id << " has no cl_khr_fp64";
-  GemmDesc d = kSmall;
-  d.types = DType::f64;
+  GemmDesc d{100, 90, 70, Op::N, Op::T, 1.5, 0.25, DType::f64};
   const struct {
     std::uint64_t local_memory;
     const char* kernel;
