@@ -533,11 +533,19 @@ double predicted_seconds(const Device& dev, const GemmDesc& d, const Candidate& 
                         double(splits) * double(d.batch);
   const double slots = sms * c.per_sm;
   const double full_waves = std::floor(blocks / slots), rest = blocks - full_waves * slots;
+  // A block alone on its SM writes its C tile (or partial tile) with nothing to overlap it: at
+  // the SM's share of the memory bandwidth, 5 us for 128x256 floats on an H100. With k = 256
+  // that is a tenth of the block: 65536x256x256 and 1024 x 256^3 ran 1.5-3 % faster on 128x128
+  // tiles, two blocks per SM (H100, same call, 2026-11-24).
+  const double epilogue =
+      dev.bandwidth_gbs > 0
+          ? double(t.bm) * t.bn * double(dtype_size(d.types.c)) / (dev.bandwidth_gbs * 1e9 / sms)
+          : 0.0;
   auto wave = [&](double r) {  // r blocks on the busiest SM
     const double rate = c.per_sm == 1
                             ? c.rate_full
                             : c.rate_one + (c.rate_full - c.rate_one) * (r - 1) / (c.per_sm - 1);
-    return r * block_flops / (sm_rate * rate) + kWaveCost;
+    return r * block_flops / (sm_rate * rate) + kWaveCost + (r < 2 ? epilogue : 0.0);
   };
   double seconds = full_waves * wave(c.per_sm);
   if (rest > 0) seconds += wave(std::ceil(rest / sms));
