@@ -1,6 +1,7 @@
 // The register-blocked rungs' shared plan (ocl.reg, ocl.reg2): 2D register blocking over At
 // (Kp x Mp) and Bp (Kp x Np), packed and padded to the MWG / NWG / KWG tiles by the pre-pass
-// (skipped for an operand already in that layout). Parameters MWG NWG KWG MDIMC NDIMC VWM VWN
+// (skipped for an operand already in that layout, and for a row-major A that ocl.reg2 reads in
+// place: AROW, see prepare()). Parameters MWG NWG KWG MDIMC NDIMC VWM VWN
 // SPLITK; kernel arguments M N Kp alpha beta At Mp Bp Np C ldc, then the batch strides, the
 // split count, the batch and the split-K workspace (reg_block.cl, BATCH_ARGS). Batches and k
 // slices go in dimension 2 of the range. The rungs differ in their kernel file, their local

@@ -9,10 +9,11 @@
 // neighbouring vectors, so the k-major local tiles need no padding to avoid bank conflicts (a warp
 // of 16 x 2 items reads 2 broadcast A vectors and 16 consecutive B vectors per step). Built after
 // reg_block.cl: MWI NWI MVI NVI NT, accA / accB, GLOADA / GLOADB, UNPACK, MACV.
-// AROW (A row-major, tile-multiple m and k, lda a multiple of VWM; the host decides): A is read
-// where it lies, VWM consecutive k of one row per vector load, and transposed into the k-major
-// local tile by scalar stores; the pre-pass's transposition of A (a full read and write of A:
-// most of the time of a skinny, long-k product) is skipped. `Mp` is then A's row stride.
+// AROW (A row-major, tile-multiple m and k, lda a multiple of VWM, n <= 256; the host decides in
+// RegBlockPlan::prepare): A is read where it lies, VWM consecutive k of one row per vector load,
+// and transposed into the k-major local tile by scalar stores; the pre-pass's transposition of A
+// (a full read and write of A: most of the time of a skinny, long-k product) is skipped. `Mp` is
+// then A's row stride.
 #define AVT (MWG / VWM)      // A vectors in one k row of a tile
 #define BVT (NWG / VWN)      // B vectors in one k row of a tile
 #define LA (KWG * AVT / NT)  // A vectors each work-item moves per k-tile
