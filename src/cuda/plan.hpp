@@ -83,6 +83,13 @@ void launch_relayout(DType t, const void* src, std::int64_t rows, std::int64_t c
                      std::int64_t lds, bool transposed, void* dst, std::int64_t dst_rows,
                      std::int64_t dst_cols, std::int64_t ldd, cudaStream_t stream);
 
+// As launch_relayout for f32, each element written as its 3xtf32 parts: big = tf32(x) at
+// dst (dst_rows x dst_cols, ld ldd) and small = tf32(x - big) `small_rows` rows below, both
+// rounded to nearest; the padding of both parts is 0.
+void launch_split_tf32(const float* src, std::int64_t rows, std::int64_t cols, std::int64_t lds,
+                       bool transposed, float* dst, std::int64_t dst_rows, std::int64_t dst_cols,
+                       std::int64_t ldd, std::int64_t small_rows, cudaStream_t stream);
+
 // Keeps the GPU busy for ~10 us, so a start event recorded right after it is not reached
 // before the timed kernel is enqueued (the host's launch latency stays out of the timing).
 void launch_spin(cudaStream_t stream);

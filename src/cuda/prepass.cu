@@ -36,11 +36,38 @@ __global__ void transpose_kernel(const T* __restrict__ src, long long rows, long
   }
 }
 
+// What relayout_kernel writes for each element: the element itself.
+struct Copy {
+  template <class T>
+  __device__ void operator()(T* at, long long, T v) const {
+    *at = v;
+  }
+};
+
+// fp32 bits rounded to tf32 (10 fraction bits, to nearest with ties away from zero, the low 13
+// bits cleared); NaN stays NaN, infinities stay infinite.
+__device__ __forceinline__ unsigned tf32_bits(unsigned x) {
+  if ((x & 0x7fffffffu) > 0x7f800000u) return x;
+  return (x + 0x1000u) & 0xffffe000u;
+}
+
+// For 3xtf32: x as big = tf32(x) at its place and small = tf32(x - big) (x - big is exact)
+// `small_rows` rows below it.
+struct SplitTf32 {
+  long long small_rows = 0;
+  __device__ void operator()(unsigned* at, long long ldd, unsigned x) const {
+    const unsigned big = tf32_bits(x);
+    at[0] = big;
+    at[small_rows * ldd] = tf32_bits(__float_as_uint(__uint_as_float(x) - __uint_as_float(big)));
+  }
+};
+
 // dst(r, c) = op(src)(r, c) inside op(src), 0 in the padding; one 32 x 32 tile of dst per step.
-template <class T>
+template <class T, class Store = Copy>
 __global__ void relayout_kernel(const T* __restrict__ src, long long rows, long long cols,
                                 long long lds, int transposed, T* __restrict__ dst,
-                                long long dst_rows, long long dst_cols, long long ldd) {
+                                long long dst_rows, long long dst_cols, long long ldd,
+                                Store store = {}) {
   __shared__ T tile[kTile][kTile + 1];
   const long long c0 = static_cast<long long>(blockIdx.x) * kTile;  // dst columns
   const long long op_rows = transposed ? cols : rows, op_cols = transposed ? rows : cols;
@@ -58,7 +85,7 @@ __global__ void relayout_kernel(const T* __restrict__ src, long long rows, long 
     for (int y = threadIdx.y; y < kTile; y += kRows) {
       const long long r = r0 + y, c = c0 + threadIdx.x;
       if (r < dst_rows && c < dst_cols)
-        dst[r * ldd + c] = transposed ? tile[threadIdx.x][y] : tile[y][threadIdx.x];
+        store(dst + r * ldd + c, ldd, transposed ? tile[threadIdx.x][y] : tile[y][threadIdx.x]);
     }
     __syncthreads();
   }
@@ -142,6 +169,17 @@ void launch_relayout(DType t, const void* src, std::int64_t rows, std::int64_t c
       throw Unsupported("relayout: " + std::string(to_string(t)) +
                         " elements are not compiled in (1 and 4 bytes are)");
   }
+}
+
+void launch_split_tf32(const float* src, std::int64_t rows, std::int64_t cols, std::int64_t lds,
+                       bool transposed, float* dst, std::int64_t dst_rows, std::int64_t dst_cols,
+                       std::int64_t ldd, std::int64_t small_rows, cudaStream_t s) {
+  if (dst_rows == 0 || dst_cols == 0) return;
+  const dim3 grid(ceil_div(dst_cols, kTile), std::min<unsigned>(ceil_div(dst_rows, kTile), 65535u));
+  relayout_kernel<unsigned, SplitTf32><<<grid, dim3(kTile, kRows), 0, s>>>(
+      reinterpret_cast<const unsigned*>(src), rows, cols, lds, transposed ? 1 : 0,
+      reinterpret_cast<unsigned*>(dst), dst_rows, dst_cols, ldd, SplitTf32{small_rows});
+  KAFEL_CUDA_CHECK_LAUNCH("3xtf32 split");
 }
 
 }  // namespace kafel::cuda

@@ -9,8 +9,9 @@
 
 namespace kafel::cuda::sm90 {
 
-// Storage of A and B (both the same), as wgmma reads it. tf32 reads f32 storage.
-enum class Input { bf16, f16, tf32, e4m3, e5m2, i8 };
+// Storage of A and B (both the same), as wgmma reads it. tf32 reads f32 storage; tf32x3 reads
+// each operand as two tf32 parts (big, then small: Problem::a_part, b_part) for 3xtf32.
+enum class Input { bf16, f16, tf32, e4m3, e5m2, i8, tf32x3 };
 // Storage of C.
 enum class CKind : int { f32 = 0, bf16 = 1, f16 = 2, i32 = 3 };
 
@@ -29,6 +30,9 @@ struct Problem {
   long long ldc = 0;
   CKind c_kind = CKind::f32;
   double alpha = 1, beta = 0;
+  // tf32x3 only: A (m x k) holds its big part in rows [0, m) and its small part from row
+  // a_part >= m on (B, n x k: from row b_part >= n); each part's rows past m (n) are never stored.
+  int a_part = 0, b_part = 0;
 };
 
 // How to run it. kernel 0: one CTA per tile, both warpgroups compute, one thread refills the
@@ -47,8 +51,9 @@ struct Options {
 };
 
 // Tile shapes (BM x BN) compiled for the warp-specialised kernel; the one-CTA-per-tile kernel
-// has 128 x 256 only.
+// has 128 x 256 only, and tf32x3 (three accumulators per consumer) 128 x 128 only.
 inline constexpr int kShapes[][2] = {{128, 256}, {256, 128}};
+inline constexpr int kSplitShape[2] = {128, 128};
 
 // "" when `o` names a compiled configuration for `in` and problems of this layout, else why
 // not (shape, kernel, cluster size, stages, K-major-only inputs).

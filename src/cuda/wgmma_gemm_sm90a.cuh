@@ -64,22 +64,27 @@ struct Elem<S8> {
 // A compiled tile shape. BK covers one 128-byte swizzle row of K; each consumer warpgroup owns
 // WM = BM / 2 rows of the BM x BN tile as MI wgmmas of 64 x BN per 32-byte k step.
 // A_MN / B_MN: the operand is MN-major in memory (A stored k x m, B stored k x n).
-template <class Tag_, int BM_, int BN_, bool A_MN_, bool B_MN_>
+// SPLIT (3xtf32): each operand comes as a big and a small tf32 part, both in every ring slot
+// (A big, A small, B big, B small), and a k-tile's three products go into a fresh accumulator.
+template <class Tag_, int BM_, int BN_, bool A_MN_, bool B_MN_, bool SPLIT_ = false>
 struct Cfg {
   using Tag = Tag_;
   using Acc = typename Elem<Tag>::acc;
   static constexpr int BM = BM_, BN = BN_;
-  static constexpr bool A_MN = A_MN_, B_MN = B_MN_;
+  static constexpr bool A_MN = A_MN_, B_MN = B_MN_, SPLIT = SPLIT_;
   static constexpr int BK = 128 / Elem<Tag>::size;
   static constexpr int KSTEPS = 4;  // wgmma k steps of 32 bytes per 128-byte row
   static constexpr int CONSUMERS = 2;
   static constexpr int WM = BM / CONSUMERS;
   static constexpr int MI = WM / 64;
   static constexpr int ACC = BN / 2;  // accumulators per thread and m64 wgmma
-  static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128;
+  static constexpr int PART_A = BM * 128, PART_B = BN * 128;  // one part's tile
+  static constexpr int A_BYTES = PART_A * (SPLIT ? 2 : 1), B_BYTES = PART_B * (SPLIT ? 2 : 1);
   static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
   static_assert(WM % 64 == 0 && (BN == 128 || BN == 256) && BM <= 256, "unsupported tile");
   static_assert(Elem<Tag>::mn_major || (!A_MN && !B_MN), "this type needs K-major tiles");
+  static_assert(!SPLIT || (std::is_same_v<Tag, Tf32> && MI == 1),
+                "split operands: tf32, one m64 wgmma per consumer (three accumulators)");
   static constexpr int C_BYTES = BM * BN * 2;  // a 16-bit C tile staged for the TMA store
   // Dynamic shared memory: 1024-byte alignment slack, `stages` ring slots, the C staging
   // buffer when C leaves through TMA (the tile, or half of it when stored in 2 rounds), and a
@@ -121,6 +126,8 @@ struct KernelArgs {
   Schedule sched;
   int k_tiles = 0;
   int stages = 4;
+  // Split operands: the small part of A (B) starts this many rows below its big part.
+  int a_part = 0, b_part = 0;
   // C (16-bit, beta = 0) leaves through shared memory and TMA stores in this many rounds
   // (1 or 2; 0: direct stores from registers).
   int c_rounds = 0;
@@ -195,6 +202,39 @@ __device__ __forceinline__ void mma_tile(typename C::Acc (&acc)[C::MI][C::ACC], 
         wgmma(typename C::Tag{}, acc[mi], da, db, 1u);
     }
   wgmma_commit();
+}
+
+// 3xtf32: fresh = small(A) big(B) + big(A) small(B) + big(A) big(B) over the k-tile, the small
+// products first so that the tensor core's truncating additions see a small running sum while
+// they are added; fresh is not read (scale-d 0 on the first wgmma). Issues and commits.
+template <class C>
+__device__ __forceinline__ void mma_tile_split(float (&fresh)[C::MI][C::ACC], std::uint32_t a,
+                                               std::uint32_t b, int consumer) {
+  const int row = consumer * C::WM;
+  const std::uint32_t a_small = a + C::PART_A, b_small = b + C::PART_B;
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < C::KSTEPS; ++kk)
+    wgmma(Tf32{}, fresh[0], desc_a<C>(a_small, row, kk), desc_b<C>(b, kk), kk == 0 ? 0u : 1u);
+#pragma unroll
+  for (int kk = 0; kk < C::KSTEPS; ++kk)
+    wgmma(Tf32{}, fresh[0], desc_a<C>(a, row, kk), desc_b<C>(b_small, kk), 1u);
+#pragma unroll
+  for (int kk = 0; kk < C::KSTEPS; ++kk)
+    wgmma(Tf32{}, fresh[0], desc_a<C>(a, row, kk), desc_b<C>(b, kk), 1u);
+  wgmma_commit();
+}
+
+// acc += fresh in fp32 with round to nearest, once its wgmmas are known to be complete.
+template <class C>
+__device__ __forceinline__ void add_fresh(float (&acc)[C::MI][C::ACC],
+                                          float (&fresh)[C::MI][C::ACC]) {
+#pragma unroll
+  for (int mi = 0; mi < C::MI; ++mi) {
+    fence_registers(fresh[mi]);
+#pragma unroll
+    for (int i = 0; i < C::ACC; ++i) acc[mi][i] += fresh[mi][i];
+  }
 }
 
 template <class C>
@@ -492,6 +532,11 @@ __global__ void __launch_bounds__(384, 1)
           mbar_arrive_expect_tx(&full[s], C::STAGE_BYTES);
           load_a<C>(a_tile(s), &tma_a, &full[s], m0, kt * C::BK);
           load_b<C>(a_tile(s) + C::A_BYTES, &tma_b, &full[s], n0, kt * C::BK, rank, cluster);
+          if constexpr (C::SPLIT) {  // the small parts (cluster 1 only)
+            load_a<C>(a_tile(s) + C::PART_A, &tma_a, &full[s], m0 + args.a_part, kt * C::BK);
+            load_b<C>(a_tile(s) + C::A_BYTES + C::PART_B, &tma_b, &full[s], n0 + args.b_part,
+                      kt * C::BK, 0, 1);
+          }
           if (++s == stages) {
             s = 0;
             phase ^= 1;
@@ -511,18 +556,60 @@ __global__ void __launch_bounds__(384, 1)
       const int m0 = (um * cluster + rank) * C::BM, n0 = un * C::BN;
       zero<C>(acc);
       int previous = -1;
-      for (int kt = 0; kt < args.k_tiles; ++kt) {
-        mbar_wait(&full[s], phase);
-        mma_tile<C>(acc, smem_addr(a_tile(s)), smem_addr(a_tile(s) + C::A_BYTES), consumer);
-        wgmma_wait<1>();  // the previous k-tile's wgmmas are done: its slot can be refilled
-        if (previous >= 0) release_slot(&empty[previous], cluster, rank);
-        previous = s;
-        if (++s == stages) {
-          s = 0;
-          phase ^= 1;
+      if constexpr (C::SPLIT) {
+        // k-tiles alternate between two fresh accumulators: while one k-tile's wgmmas run, the
+        // previous one's sum is added to acc. The loop takes k-tiles in pairs with fresh0's
+        // group in flight at its top and bottom, so the compiler sees which accumulator each
+        // wait frees (a conditional choice would make it serialise every wgmma).
+        typename C::Acc fresh0[C::MI][C::ACC], fresh1[C::MI][C::ACC];
+        auto issue = [&](typename C::Acc(&fresh)[C::MI][C::ACC]) {
+          mbar_wait(&full[s], phase);
+          mma_tile_split<C>(fresh, smem_addr(a_tile(s)), smem_addr(a_tile(s) + C::A_BYTES),
+                            consumer);
+          const int used = s;
+          if (++s == stages) {
+            s = 0;
+            phase ^= 1;
+          }
+          return used;
+        };
+        // The group before the one just issued is complete: add it, hand its slot back.
+        auto retire = [&](typename C::Acc(&done)[C::MI][C::ACC], int used) {
+          wgmma_wait<1>();
+          add_fresh<C>(acc, done);
+          release_slot(&empty[previous], cluster, rank);
+          previous = used;
+        };
+        if (args.k_tiles > 0) {
+          previous = issue(fresh0);
+          int kt = 1;
+          for (; kt + 1 < args.k_tiles; kt += 2) {
+            retire(fresh0, issue(fresh1));
+            retire(fresh1, issue(fresh0));
+          }
+          if (kt < args.k_tiles) {
+            retire(fresh0, issue(fresh1));
+            wgmma_wait<0>();
+            add_fresh<C>(acc, fresh1);
+          } else {
+            wgmma_wait<0>();
+            add_fresh<C>(acc, fresh0);
+          }
         }
+      } else {
+        for (int kt = 0; kt < args.k_tiles; ++kt) {
+          mbar_wait(&full[s], phase);
+          mma_tile<C>(acc, smem_addr(a_tile(s)), smem_addr(a_tile(s) + C::A_BYTES), consumer);
+          wgmma_wait<1>();  // the previous k-tile's wgmmas are done: its slot can be refilled
+          if (previous >= 0) release_slot(&empty[previous], cluster, rank);
+          previous = s;
+          if (++s == stages) {
+            s = 0;
+            phase ^= 1;
+          }
+        }
+        wgmma_wait<0>();
       }
-      wgmma_wait<0>();
       fence_acc<C>(acc);
       if (previous >= 0) release_slot(&empty[previous], cluster, rank);
       const int row0 = m0 + consumer * C::WM;
@@ -637,11 +724,14 @@ std::string launch_config(const Problem& p, const Options& o, cudaStream_t strea
   const int cluster = KERNEL == 0 ? 1 : o.cluster;
   CUtensorMap ma{}, mb{}, mc{};  // k == 0: no tile is ever loaded, the maps stay unused
   std::string err;
+  // Split operands hold the big part's rows, then the small part's from row a_part (b_part).
+  const long long a_rows = C::SPLIT ? 2LL * p.a_part : p.m;
+  const long long b_rows = C::SPLIT ? 2LL * p.b_part : p.n;
   if (p.k > 0) {
     err = p.a_t ? make_map(&ma, p.a, es, p.k, p.m, p.lda, 64, C::BK)
-                : make_map(&ma, p.a, es, p.m, p.k, p.lda, C::BK, C::BM);
+                : make_map(&ma, p.a, es, a_rows, p.k, p.lda, C::BK, C::BM);
     if (err.empty())
-      err = p.b_t ? make_map(&mb, p.b, es, p.n, p.k, p.ldb, C::BK, C::BN / cluster)
+      err = p.b_t ? make_map(&mb, p.b, es, b_rows, p.k, p.ldb, C::BK, C::BN / cluster)
                   : make_map(&mb, p.b, es, p.k, p.n, p.ldb, 64, C::BK);
   }
   KernelArgs args;
@@ -671,6 +761,8 @@ std::string launch_config(const Problem& p, const Options& o, cudaStream_t strea
   sc.group = o.group > 0 ? o.group : 1;
   args.k_tiles = (p.k + C::BK - 1) / C::BK;
   args.stages = o.stages;
+  args.a_part = p.a_part;
+  args.b_part = p.b_part;
   const std::size_t smem = C::smem_bytes(o.stages, args.c_rounds);
   if (sc.units == 0) return "";
 

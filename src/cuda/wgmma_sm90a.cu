@@ -39,6 +39,14 @@ std::string by_layout(const Problem& p, const Options& o, cudaStream_t s) {
 
 std::string check_options(Input in, bool a_t, bool b_t, const Options& o) {
   if (o.kernel != 0 && o.kernel != 1) return "kernel must be 0 or 1";
+  if (in == Input::tf32x3) {
+    if (o.kernel != 1 || o.bm != kSplitShape[0] || o.bn != kSplitShape[1] || o.cluster != 1)
+      return "3xtf32 is compiled for the warp-specialised kernel with 128 x 128 tiles, "
+             "without clusters";
+    if (a_t || !b_t) return "3xtf32 needs K-major operands (A with op N, B with op T)";
+    if (o.stages < 2 || o.stages > 8) return "stages must be 2..8";
+    return "";
+  }
   bool shape = false;
   for (const auto& sh : kShapes) shape = shape || (sh[0] == o.bm && sh[1] == o.bn);
   if (!shape)
@@ -59,8 +67,9 @@ bool stages_c(const Problem& p, const Options& o) {
 }
 
 std::size_t smem_bytes(Input in, const Options& o, bool staged_c) {
-  (void)in;  // every input's k-tile is one 128-byte row per tile row
-  const std::size_t stage = std::size_t(o.bm + o.bn) * 128 + 16;
+  // Every input's k-tile is one 128-byte row per tile row (two for tf32x3's two parts).
+  const std::size_t parts = in == Input::tf32x3 ? 2 : 1;
+  const std::size_t stage = std::size_t(o.bm + o.bn) * 128 * parts + 16;
   const std::size_t c = staged_c && o.c_rounds > 0 ? std::size_t(o.bm) * o.bn * 2 / o.c_rounds : 0;
   return 1024 + std::size_t(o.stages) * stage + c;
 }
@@ -81,6 +90,8 @@ std::string launch_gemm(Input in, const Problem& p, const Options& o, cudaStream
       return by_layout<E5m2>(p, o, stream);
     case Input::i8:
       return by_layout<S8>(p, o, stream);
+    case Input::tf32x3:
+      return launch_config<Cfg<Tf32, 128, 128, false, false, true>, 1>(p, o, stream);
   }
   return "unknown input type";
 }

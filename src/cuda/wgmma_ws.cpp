@@ -23,11 +23,14 @@ Params choose(const Device&, const GemmDesc& d) {
   return {{"STAGES", 4}, {"CSTORE", 0}};
 }
 
-// The default for bf16 and f16 (measured at 0.86-0.98x cuBLAS); for the K-major roles (tf32,
-// fp8, i8: compiled, not yet measured) only where no other kernel implements them.
+// The default for bf16 and f16 (measured at 0.86-0.98x cuBLAS), tf32 (0.93x, against 0.47x for
+// mma.sync) and i8 (0.81x cuBLASLt, against 0.56x) on an H100; for fp8 (not yet measured) only
+// where no other kernel implements it.
 int preference(const Device&, const GemmDesc& d) {
   const DType a = d.types.a;
-  return a == DType::bf16 || a == DType::f16 ? 40 : 1;
+  const bool measured = a == DType::bf16 || a == DType::f16 || a == DType::i8 ||
+                        (a == DType::f32 && d.types.compute == Compute::tf32);
+  return measured ? 40 : 1;
 }
 
 GemmKernel tunable() {

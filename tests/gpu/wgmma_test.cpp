@@ -126,5 +126,50 @@ TEST_F(Wgmma, EightBitInputsNeedKMajorOperands) {
   EXPECT_NE(cuda::sm90::check_options(cuda::sm90::Input::bf16, false, false, o), "");
 }
 
+// Where wgmma was measured ahead of mma.sync on an H100 (bf16, f16, tf32, i8), it is the default
+// on a GPU with wgmma; an Ampere-class GPU keeps the mma.sync rung.
+TEST_F(Wgmma, MeasuredRolesDefaultToTheWarpSpecialisedKernel) {
+  const Device hopper = fake_gpu(Caps(Cap::fp64) | Cap::fp16 | Cap::mma_sm80 | Cap::wgmma_sm90a);
+  const Device ampere = fake_gpu(Caps(Cap::fp64) | Cap::fp16 | Cap::mma_sm80);
+  for (const char* t : {"bf16", "f16->f32", "f32/tf32", "i8"}) {
+    const GemmDesc d{4096, 4096, 4096, Op::N, Op::N, 1.0, 0.0, GemmTypes::parse(t)};
+    EXPECT_EQ(choose_gemm(hopper, d).kernel, "cuda.wgmma_ws") << t;
+    EXPECT_EQ(choose_gemm(ampere, d).kernel, "cuda.mma_tiles") << t;
+  }
+}
+
+// 3xtf32 on wgmma: the default for f32/3xtf32 where wgmma runs (mma.sync elsewhere), compiled
+// for 128 x 128 tiles, K-major split operands and no clusters only.
+TEST_F(Wgmma, ThreeTf32IsTheHopperDefaultAndItsLimitsHold) {
+  const Device hopper = fake_gpu(Caps(Cap::fp64) | Cap::fp16 | Cap::mma_sm80 | Cap::wgmma_sm90a);
+  const Device ampere = fake_gpu(Caps(Cap::fp64) | Cap::fp16 | Cap::mma_sm80);
+  const GemmDesc d{4096, 4096, 4096, Op::T, Op::T, 1.0, 0.5, GemmTypes::parse("f32/3xtf32")};
+  EXPECT_EQ(choose_gemm(hopper, d).kernel, "cuda.wgmma_3xtf32");
+  EXPECT_NE(choose_gemm(ampere, d).kernel, "cuda.wgmma_3xtf32");
+  const GemmKernel& k = kernel("cuda.wgmma_3xtf32");
+  EXPECT_EQ(k.can_run(hopper, d, k.params.defaults()), "");
+  Params p = k.params.defaults();
+  p["STAGES"] = 4;  // 4 x 64 KiB slots: outside the parameter's range
+  EXPECT_NE(k.params.check(p), "");
+  Device small = hopper;
+  small.local_memory = 160 * 1024;  // 3 slots of 64 KiB do not fit
+  const std::string why = k.can_run(small, d, k.params.defaults());
+  EXPECT_NE(why.find("shared memory"), std::string::npos) << why;
+  using cuda::sm90::Input;
+  cuda::sm90::Options o;
+  o.bm = o.bn = 128;
+  EXPECT_EQ(cuda::sm90::check_options(Input::tf32x3, false, true, o), "");
+  EXPECT_NE(cuda::sm90::check_options(Input::tf32x3, false, false, o), "");
+  o.cluster = 2;
+  EXPECT_NE(cuda::sm90::check_options(Input::tf32x3, false, true, o), "");
+  o.cluster = 1;
+  o.bn = 256;
+  EXPECT_NE(cuda::sm90::check_options(Input::tf32x3, false, true, o), "");
+  // Two parts per slot: twice the bytes of a tf32 slot.
+  o.bn = 128;
+  EXPECT_EQ(cuda::sm90::smem_bytes(Input::tf32x3, o, false) - 1024,
+            2 * (cuda::sm90::smem_bytes(Input::tf32, o, false) - 1024) - 16 * o.stages);
+}
+
 }  // namespace
 }  // namespace kafel
