@@ -39,8 +39,9 @@ struct Problem {
 // ring (gemm_tma_wgmma); 1: warp-specialised (producer warpgroup + 2 consumer warpgroups).
 // persistent: a CTA per SM (or the most clusters that fit) loops over tiles; otherwise one
 // CTA per tile. cluster 2: CTA pairs share the B tile through TMA multicast. group: unit rows
-// per group of the tile order. c_rounds: 16-bit C with beta = 0 leaves through shared memory
-// and TMA stores in 1 or 2 rounds (2 halves the staging buffer), 0: direct stores.
+// per group of the tile order. c_rounds: C with beta = 0 leaves through shared memory and TMA
+// stores, 16-bit C in 1 or 2 rounds (2 halves the staging buffer), 32-bit C in twice as many
+// through the same buffer; 0: direct stores.
 struct Options {
   int kernel = 1;
   int bm = 128, bn = 256, stages = 4;
@@ -59,7 +60,7 @@ inline constexpr int kSplitShape[2] = {128, 128};
 // not (shape, kernel, cluster size, stages, K-major-only inputs).
 std::string check_options(Input in, bool a_t, bool b_t, const Options& o);
 // Dynamic shared memory `o` needs (bytes), for comparison with the device's opt-in limit;
-// c_rounds counts only where it applies (16-bit C, beta = 0).
+// c_rounds counts only where it applies (beta = 0).
 std::size_t smem_bytes(Input in, const Options& o, bool staged_c);
 // True when the C staging path applies to this problem under `o`.
 bool stages_c(const Problem& p, const Options& o);

@@ -85,7 +85,8 @@ struct Cfg {
   static_assert(Elem<Tag>::mn_major || (!A_MN && !B_MN), "this type needs K-major tiles");
   static_assert(!SPLIT || (std::is_same_v<Tag, Tf32> && MI == 1),
                 "split operands: tf32, one m64 wgmma per consumer (three accumulators)");
-  static constexpr int C_BYTES = BM * BN * 2;  // a 16-bit C tile staged for the TMA store
+  // The C staging buffer: a 16-bit C tile (32-bit C passes through it in two halves).
+  static constexpr int C_BYTES = BM * BN * 2;
   // Dynamic shared memory: 1024-byte alignment slack, `stages` ring slots, the C staging
   // buffer when C leaves through TMA (the tile, or half of it when stored in 2 rounds), and a
   // full and an empty barrier per slot.
@@ -361,18 +362,23 @@ __device__ __forceinline__ void store_tile(const typename C::Acc (&acc)[C::MI][C
     }
 }
 
-// The consumer's WM x BN part of C through shared memory: alpha * acc rounded to 16 bits into
-// 64-column chunks (WM rows of 128 bytes, 128-byte swizzled: conflict-free), then one thread
-// stores them with TMA and the warpgroup moves on while the copy engine writes C. Before the
-// buffer is overwritten, the previous tile's stores must have read it.
-// ROUNDS = 2 stages half of the chunks at a time through a buffer half the size.
-template <class C, int ROUNDS, class Pair>
+// The consumer's WM x BN part of C through shared memory: alpha * acc in C's type, in chunks of
+// 128-byte rows (64 columns of 16-bit C, 32 of 32-bit C; WM rows each, 128-byte swizzled:
+// conflict-free), then one thread stores them with TMA and the warpgroup moves on while the copy
+// engine writes C. Before the buffer is overwritten, the previous stores must have read it.
+// The buffer holds the part's chunks / ROUNDS at a time. Pack: (epilogue, acc pair) -> the two
+// values' bits (std::uint32_t for 16-bit C, uint2 for 32-bit C).
+template <class C, int ROUNDS, class Pack>
 __device__ __forceinline__ void store_tile_tma(const typename C::Acc (&acc)[C::MI][C::ACC],
                                                const Epilogue& e, std::uint8_t* buf,
                                                const CUtensorMap* map, int row0, int col0,
-                                               int consumer, Pair pack) {
+                                               int consumer, Pack pack) {
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-  constexpr int CHUNKS = C::BN / 64 / ROUNDS;  // 64-column chunks per round
+  constexpr int ES = Pack::size;                 // bytes of a C element
+  constexpr int COLS = 128 / ES;                 // columns per chunk
+  constexpr int GROUPS = COLS / 8;               // 8-column accumulator groups per chunk
+  constexpr int CHUNKS = C::BN / COLS / ROUNDS;  // chunks per round
+  static_assert(CHUNKS >= 1, "more rounds than chunks");
 #pragma unroll
   for (int round = 0; round < ROUNDS; ++round) {
     if (t == 0) bulk_wait_read();
@@ -383,12 +389,14 @@ __device__ __forceinline__ void store_tile_tma(const typename C::Acc (&acc)[C::M
       for (int h = 0; h < 2; ++h) {
         const int r = mi * 64 + warp * 16 + lane / 4 + h * 8;
 #pragma unroll
-        for (int i = round * CHUNKS * 8; i < (round + 1) * CHUNKS * 8; ++i) {
-          const int chunk = i / 8 - round * CHUNKS, j = i % 8;
-          std::uint8_t* at =
-              buf + chunk * (C::WM * 128) + r * 128 + ((j ^ (r % 8)) * 16) + (lane % 4) * 4;
-          *reinterpret_cast<std::uint32_t*>(at) =
-              pack(e.alpha * acc[mi][4 * i + 2 * h], e.alpha * acc[mi][4 * i + 2 * h + 1]);
+        for (int i = round * CHUNKS * GROUPS; i < (round + 1) * CHUNKS * GROUPS; ++i) {
+          const int chunk = i / GROUPS - round * CHUNKS;
+          // Byte of this lane's pair in the chunk's row: 16-byte unit j, then inside it.
+          const int byte = (i % GROUPS) * 8 * ES + (lane % 4) * 2 * ES;
+          const int j = byte / 16;
+          std::uint8_t* at = buf + chunk * (C::WM * 128) + r * 128 + ((j ^ (r % 8)) * 16) + byte % 16;
+          *reinterpret_cast<typename Pack::bits*>(at) =
+              pack(e, acc[mi][4 * i + 2 * h], acc[mi][4 * i + 2 * h + 1]);
         }
       }
     fence_proxy_async_smem();
@@ -396,33 +404,55 @@ __device__ __forceinline__ void store_tile_tma(const typename C::Acc (&acc)[C::M
     if (t == 0) {
 #pragma unroll
       for (int chunk = 0; chunk < CHUNKS; ++chunk)
-        tma_store(map, buf + chunk * (C::WM * 128), col0 + 64 * (round * CHUNKS + chunk), row0);
+        tma_store(map, buf + chunk * (C::WM * 128), col0 + COLS * (round * CHUNKS + chunk), row0);
       bulk_commit();
     }
   }
 }
 
-template <class C, class Pair>
+// c_rounds: the buffer holds a 16-bit part / c_rounds; 32-bit C goes in twice as many rounds.
+template <class C, class Pack>
 __device__ __forceinline__ void store_tile_tma(const typename C::Acc (&acc)[C::MI][C::ACC],
                                                const Epilogue& e, std::uint8_t* buf,
                                                const CUtensorMap* map, int row0, int col0,
-                                               int consumer, int rounds, Pair pack) {
-  if (rounds == 1)
-    store_tile_tma<C, 1>(acc, e, buf, map, row0, col0, consumer, pack);
+                                               int consumer, int c_rounds, Pack pack) {
+  constexpr int X = Pack::size / 2;
+  if (c_rounds == 1)
+    store_tile_tma<C, X>(acc, e, buf, map, row0, col0, consumer, pack);
   else
-    store_tile_tma<C, 2>(acc, e, buf, map, row0, col0, consumer, pack);
+    store_tile_tma<C, 2 * X>(acc, e, buf, map, row0, col0, consumer, pack);
 }
 
 struct PackBf16 {
-  __device__ std::uint32_t operator()(float a, float b) const {
-    const __nv_bfloat162 v = __floats2bfloat162_rn(a, b);
-    return *reinterpret_cast<const std::uint32_t*>(&v);
+  static constexpr int size = 2;
+  using bits = std::uint32_t;
+  __device__ bits operator()(const Epilogue& e, float a, float b) const {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(e.alpha * a, e.alpha * b);
+    return *reinterpret_cast<const bits*>(&v);
   }
 };
 struct PackF16 {
-  __device__ std::uint32_t operator()(float a, float b) const {
-    const __half2 v = __floats2half2_rn(a, b);
-    return *reinterpret_cast<const std::uint32_t*>(&v);
+  static constexpr int size = 2;
+  using bits = std::uint32_t;
+  __device__ bits operator()(const Epilogue& e, float a, float b) const {
+    const __half2 v = __floats2half2_rn(e.alpha * a, e.alpha * b);
+    return *reinterpret_cast<const bits*>(&v);
+  }
+};
+struct PackF32 {
+  static constexpr int size = 4;
+  using bits = uint2;
+  __device__ bits operator()(const Epilogue& e, float a, float b) const {
+    return {__float_as_uint(e.alpha * a), __float_as_uint(e.alpha * b)};
+  }
+};
+// alpha * acc modulo 2^32, as the direct store computes it (beta is 0 here).
+struct PackI32 {
+  static constexpr int size = 4;
+  using bits = uint2;
+  __device__ bits operator()(const Epilogue& e, std::int32_t a, std::int32_t b) const {
+    const auto s = static_cast<std::uint32_t>(e.ialpha);
+    return {s * static_cast<std::uint32_t>(a), s * static_cast<std::uint32_t>(b)};
   }
 };
 
@@ -613,17 +643,22 @@ __global__ void __launch_bounds__(384, 1)
       fence_acc<C>(acc);
       if (previous >= 0) release_slot(&empty[previous], cluster, rank);
       const int row0 = m0 + consumer * C::WM;
-      if constexpr (std::is_same_v<typename C::Acc, float>) {
-        if (!args.c_rounds)
-          store_tile<C>(acc, args.epi, row0, n0);
-        else if (args.epi.c_kind == CKind::bf16)
-          store_tile_tma<C>(acc, args.epi, c_buf + consumer * c_part, &tma_c, row0, n0, consumer,
-                            args.c_rounds, PackBf16{});
+      std::uint8_t* part = c_buf + consumer * c_part;
+      if (!args.c_rounds) {
+        store_tile<C>(acc, args.epi, row0, n0);
+      } else if constexpr (std::is_same_v<typename C::Acc, float>) {
+        if (args.epi.c_kind == CKind::bf16)
+          store_tile_tma<C>(acc, args.epi, part, &tma_c, row0, n0, consumer, args.c_rounds,
+                            PackBf16{});
+        else if (args.epi.c_kind == CKind::f16)
+          store_tile_tma<C>(acc, args.epi, part, &tma_c, row0, n0, consumer, args.c_rounds,
+                            PackF16{});
         else
-          store_tile_tma<C>(acc, args.epi, c_buf + consumer * c_part, &tma_c, row0, n0, consumer,
-                            args.c_rounds, PackF16{});
+          store_tile_tma<C>(acc, args.epi, part, &tma_c, row0, n0, consumer, args.c_rounds,
+                            PackF32{});
       } else {
-        store_tile<C>(acc, args.epi, row0, n0);  // i32: C is i32, never staged
+        store_tile_tma<C>(acc, args.epi, part, &tma_c, row0, n0, consumer, args.c_rounds,
+                          PackI32{});
       }
     }
     if (args.c_rounds && threadIdx.x % 128 == 0) bulk_wait_all();
@@ -736,7 +771,10 @@ std::string launch_config(const Problem& p, const Options& o, cudaStream_t strea
   }
   KernelArgs args;
   args.c_rounds = stages_c(p, o) ? o.c_rounds : 0;
-  if (err.empty() && args.c_rounds) err = make_map(&mc, p.c, 2, p.m, p.n, p.ldc, 64, C::WM);
+  if (err.empty() && args.c_rounds) {
+    const int c_size = is_16bit(p.c_kind) ? 2 : 4;
+    err = make_map(&mc, p.c, c_size, p.m, p.n, p.ldc, 128 / c_size, C::WM);
+  }
   if (!err.empty()) return err;
 
   Epilogue& e = args.epi;

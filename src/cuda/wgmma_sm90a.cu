@@ -63,7 +63,7 @@ std::string check_options(Input in, bool a_t, bool b_t, const Options& o) {
 }
 
 bool stages_c(const Problem& p, const Options& o) {
-  return o.kernel == 1 && o.c_rounds > 0 && is_16bit(p.c_kind) && p.beta == 0;
+  return o.kernel == 1 && o.c_rounds > 0 && p.beta == 0;
 }
 
 std::size_t smem_bytes(Input in, const Options& o, bool staged_c) {
