@@ -394,7 +394,8 @@ __device__ __forceinline__ void store_tile_tma(const typename C::Acc (&acc)[C::M
           // Byte of this lane's pair in the chunk's row: 16-byte unit j, then inside it.
           const int byte = (i % GROUPS) * 8 * ES + (lane % 4) * 2 * ES;
           const int j = byte / 16;
-          std::uint8_t* at = buf + chunk * (C::WM * 128) + r * 128 + ((j ^ (r % 8)) * 16) + byte % 16;
+          std::uint8_t* at =
+              buf + chunk * (C::WM * 128) + r * 128 + ((j ^ (r % 8)) * 16) + byte % 16;
           *reinterpret_cast<typename Pack::bits*>(at) =
               pack(e, acc[mi][4 * i + 2 * h], acc[mi][4 * i + 2 * h + 1]);
         }
