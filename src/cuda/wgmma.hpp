@@ -33,6 +33,9 @@ struct Problem {
   // tf32x3 only: A (m x k) holds its big part in rows [0, m) and its small part from row
   // a_part >= m on (B, n x k: from row b_part >= n); each part's rows past m (n) are never stored.
   int a_part = 0, b_part = 0;
+  // Split-K scratch (Options::splits > 1): split_workspace_bytes() of it.
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
 };
 
 // How to run it. kernel 0: one CTA per tile, both warpgroups compute, one thread refills the
@@ -49,12 +52,17 @@ struct Options {
   int cluster = 1;
   int group = 8;
   int c_rounds = 0;
+  // Split-K: k-tiles in this many ranges, each unit one tile and one range; the raw partial
+  // sums are added in range order by a second kernel (the same bits from run to run).
+  int splits = 1;
 };
 
 // Tile shapes (BM x BN) compiled for the warp-specialised kernel; the one-CTA-per-tile kernel
 // has 128 x 256 only, and tf32x3 (three accumulators per consumer) 128 x 128 only.
 inline constexpr int kShapes[][2] = {{128, 256}, {256, 128}};
 inline constexpr int kSplitShape[2] = {128, 128};
+// The most split-K ranges a problem may take.
+inline constexpr int kMaxSplits = 256;
 
 // "" when `o` names a compiled configuration for `in` and problems of this layout, else why
 // not (shape, kernel, cluster size, stages, K-major-only inputs).
@@ -64,6 +72,11 @@ std::string check_options(Input in, bool a_t, bool b_t, const Options& o);
 std::size_t smem_bytes(Input in, const Options& o, bool staged_c);
 // True when the C staging path applies to this problem under `o`.
 bool stages_c(const Problem& p, const Options& o);
+
+// Bytes of split-K workspace enough for an m x n x k problem of `in` under `o`, and for any
+// smaller one (0 without a split).
+std::size_t split_workspace_bytes(Input in, long long m, long long n, long long k,
+                                  const Options& o);
 
 // Enqueues the GEMM on `stream`; "" on success, else the reason (configuration not compiled,
 // a tensor map the driver refused, a CUDA error).

@@ -8,6 +8,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -107,12 +108,19 @@ struct Epilogue {
 };
 
 // Order of work units. A unit is `cluster` vertically adjacent BM x BN tiles (the CTAs of one
-// cluster share its B tile). Units run down columns inside groups of `group` unit rows, so the
-// units in flight at one time cover a compact block of C and reuse A and B through L2.
+// cluster share its B tile) and one of `splits` ranges of k-tiles (split-K: `per_split` k-tiles
+// each, the last one shorter). Units run down columns inside groups of `group` unit rows, so the
+// units in flight at one time cover a compact block of C and reuse A and B through L2; split
+// s + 1's units follow all of split s's.
 struct Schedule {
   int m_units = 0, n_blocks = 0, units = 0, group = 8, cluster = 1;
+  int splits = 1, per_split = 0, k_tiles = 0;
 
-  __device__ __forceinline__ void unit(int u, int& um, int& un) const {
+  __device__ __forceinline__ void unit(int u, int& um, int& un, int& kt0, int& kt1) const {
+    const int tiles = m_units * n_blocks, split = u / tiles;
+    u -= split * tiles;
+    kt0 = split * per_split;
+    kt1 = min(k_tiles, kt0 + per_split);
     const int per_group = group * n_blocks;
     const int g = u / per_group, first = g * group;
     const int rows = min(m_units - first, group);
@@ -129,9 +137,13 @@ struct KernelArgs {
   int stages = 4;
   // Split operands: the small part of A (B) starts this many rows below its big part.
   int a_part = 0, b_part = 0;
-  // C (16-bit, beta = 0) leaves through shared memory and TMA stores in this many rounds
-  // (1 or 2; 0: direct stores from registers).
+  // C (beta = 0) leaves through shared memory and TMA stores in this many rounds of 16-bit
+  // tiles (1 or 2; 0: direct stores from registers).
   int c_rounds = 0;
+  // Split-K (sched.splits > 1): unit tiles of split s go raw (alpha 1, beta 0, Acc's type) to
+  // partial + s * partial_slice elements, rows partial_ld apart; splitk_reduce makes C of them.
+  void* partial = nullptr;
+  long long partial_ld = 0, partial_slice = 0;
 };
 
 // ---- tile movement (one producer thread) -------------------------------------------------
@@ -469,8 +481,8 @@ __global__ void __launch_bounds__(256, 1)
   const int stages = args.stages;
   auto* full = reinterpret_cast<std::uint64_t*>(smem + stages * C::STAGE_BYTES);
   const int consumer = threadIdx.x / 128;
-  int um, un;
-  args.sched.unit(blockIdx.x, um, un);
+  int um, un, kt0, kt1;  // kernel 0 runs without split-K: kt0 = 0, kt1 = k_tiles
+  args.sched.unit(blockIdx.x, um, un, kt0, kt1);
   const int m0 = um * C::BM, n0 = un * C::BN;
   auto a_tile = [&](int s) { return smem + s * C::STAGE_BYTES; };
   auto issue = [&](int kt) {
@@ -555,10 +567,10 @@ __global__ void __launch_bounds__(384, 1)
       int s = 0;
       std::uint32_t phase = 0;
       for (int u = first_unit; u < sched.units; u += unit_step) {
-        int um, un;
-        sched.unit(u, um, un);
+        int um, un, kt0, kt1;
+        sched.unit(u, um, un, kt0, kt1);
         const int m0 = (um * cluster + rank) * C::BM, n0 = un * C::BN;
-        for (int kt = 0; kt < args.k_tiles; ++kt) {
+        for (int kt = kt0; kt < kt1; ++kt) {
           mbar_wait(&empty[s], phase ^ 1);
           mbar_arrive_expect_tx(&full[s], C::STAGE_BYTES);
           load_a<C>(a_tile(s), &tma_a, &full[s], m0, kt * C::BK);
@@ -582,9 +594,10 @@ __global__ void __launch_bounds__(384, 1)
     int s = 0;
     std::uint32_t phase = 0;
     for (int u = first_unit; u < sched.units; u += unit_step) {
-      int um, un;
-      sched.unit(u, um, un);
+      int um, un, kt0, kt1;
+      sched.unit(u, um, un, kt0, kt1);
       const int m0 = (um * cluster + rank) * C::BM, n0 = un * C::BN;
+      const int k_tiles = kt1 - kt0;
       zero<C>(acc);
       int previous = -1;
       if constexpr (C::SPLIT) {
@@ -611,14 +624,14 @@ __global__ void __launch_bounds__(384, 1)
           release_slot(&empty[previous], cluster, rank);
           previous = used;
         };
-        if (args.k_tiles > 0) {
+        if (k_tiles > 0) {
           previous = issue(fresh0);
           int kt = 1;
-          for (; kt + 1 < args.k_tiles; kt += 2) {
+          for (; kt + 1 < k_tiles; kt += 2) {
             retire(fresh0, issue(fresh1));
             retire(fresh1, issue(fresh0));
           }
-          if (kt < args.k_tiles) {
+          if (kt < k_tiles) {
             retire(fresh0, issue(fresh1));
             wgmma_wait<0>();
             add_fresh<C>(acc, fresh1);
@@ -628,7 +641,7 @@ __global__ void __launch_bounds__(384, 1)
           }
         }
       } else {
-        for (int kt = 0; kt < args.k_tiles; ++kt) {
+        for (int kt = 0; kt < k_tiles; ++kt) {
           mbar_wait(&full[s], phase);
           mma_tile<C>(acc, smem_addr(a_tile(s)), smem_addr(a_tile(s) + C::A_BYTES), consumer);
           wgmma_wait<1>();  // the previous k-tile's wgmmas are done: its slot can be refilled
@@ -645,7 +658,19 @@ __global__ void __launch_bounds__(384, 1)
       if (previous >= 0) release_slot(&empty[previous], cluster, rank);
       const int row0 = m0 + consumer * C::WM;
       std::uint8_t* part = c_buf + consumer * c_part;
-      if (!args.c_rounds) {
+      if (sched.splits > 1) {  // this k range's raw sum, for splitk_reduce
+        Epilogue pe = args.epi;
+        pe.c = static_cast<typename C::Acc*>(args.partial) +
+               (kt0 / sched.per_split) * args.partial_slice;
+        pe.ldc = args.partial_ld;
+        pe.c_kind = std::is_same_v<typename C::Acc, float> ? CKind::f32 : CKind::i32;
+        pe.alpha = 1.f;
+        pe.beta = 0.f;
+        pe.ialpha = 1;
+        pe.ibeta = 0;
+        pe.paired = 1;
+        store_tile<C>(acc, pe, row0, n0);
+      } else if (!args.c_rounds) {
         store_tile<C>(acc, args.epi, row0, n0);
       } else if constexpr (std::is_same_v<typename C::Acc, float>) {
         if (args.epi.c_kind == CKind::bf16)
@@ -668,6 +693,60 @@ __global__ void __launch_bounds__(384, 1)
 #else
   __trap();
 #endif
+}
+
+// C = alpha * (the splits' partial sums, split 0 first) + beta * C in C's type: the same bits
+// from run to run for a given split count. A thread takes two adjacent columns; eight splits'
+// loads are in flight before they are added (in order).
+template <class Acc>
+__global__ void splitk_reduce(const Acc* __restrict__ partial, long long ld, long long slice,
+                              int splits, const Epilogue e) {
+  using Pair = std::conditional_t<std::is_same_v<Acc, float>, float2, int2>;
+  const long long pairs = (e.n + 1) / 2, total = static_cast<long long>(e.m) * pairs;
+  for (long long idx = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
+       idx += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const int row = static_cast<int>(idx / pairs), col = static_cast<int>(idx % pairs) * 2;
+    const Acc* p = partial + row * ld + col;
+    Acc v0 = 0, v1 = 0;
+    constexpr int kInFlight = 8;
+    for (int s0 = 0; s0 < splits; s0 += kInFlight) {
+      Pair x[kInFlight];
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u)
+        if (s0 + u < splits) x[u] = *reinterpret_cast<const Pair*>(p + (s0 + u) * slice);
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u)
+        if (s0 + u < splits) {
+          if constexpr (std::is_same_v<Acc, float>) {
+            v0 += x[u].x;
+            v1 += x[u].y;
+          } else {  // modulo 2^32, as the kernels' i32 accumulators
+            v0 = static_cast<Acc>(static_cast<std::uint32_t>(v0) +
+                                  static_cast<std::uint32_t>(x[u].x));
+            v1 = static_cast<Acc>(static_cast<std::uint32_t>(v1) +
+                                  static_cast<std::uint32_t>(x[u].y));
+          }
+        }
+    }
+    store_pair(e, row, col, v0, v1);
+  }
+}
+
+// The split-K plan of a problem with `k_tiles` k-tiles asked to run in `splits` ranges: k-tiles
+// per range and the ranges that are not empty (1, k_tiles when there is no split).
+inline void split_ranges(int k_tiles, int splits, int& per_split, int& ranges) {
+  if (splits <= 1 || k_tiles <= 1) {
+    per_split = k_tiles;
+    ranges = 1;
+    return;
+  }
+  per_split = (k_tiles + splits - 1) / splits;
+  ranges = (k_tiles + per_split - 1) / per_split;
+}
+
+// Elements per row of the split-K partial sums: n rounded up to 2 (pairs are 8-byte aligned).
+inline long long partial_ld(int n) {
+  return (static_cast<long long>(n) + 1) / 2 * 2;
 }
 
 // ==== host side (templates instantiated by wgmma_sm90a.cu) ====================================
@@ -799,6 +878,19 @@ std::string launch_config(const Problem& p, const Options& o, cudaStream_t strea
   sc.units = sc.m_units * sc.n_blocks;
   sc.group = o.group > 0 ? o.group : 1;
   args.k_tiles = (p.k + C::BK - 1) / C::BK;
+  split_ranges(args.k_tiles, KERNEL == 0 ? 1 : o.splits, sc.per_split, sc.splits);
+  sc.k_tiles = args.k_tiles;
+  sc.units *= sc.splits;
+  if (sc.splits > 1) {
+    args.c_rounds = 0;  // the partial sums are stored directly
+    args.partial = p.workspace;
+    args.partial_ld = partial_ld(p.n);
+    args.partial_slice = args.partial_ld * p.m;
+    const std::size_t need = std::size_t(sc.splits) * args.partial_slice * 4;
+    if (!p.workspace || p.workspace_bytes < need)
+      return "split-K needs " + std::to_string(need) + " bytes of workspace, the plan has " +
+             std::to_string(p.workspace_bytes);
+  }
   args.stages = o.stages;
   args.a_part = p.a_part;
   args.b_part = p.b_part;
@@ -837,6 +929,14 @@ std::string launch_config(const Problem& p, const Options& o, cudaStream_t strea
     cfg.blockDim = dim3(384, 1, 1);
     cfg.gridDim = dim3(units * cluster, 1, 1);
     rc = cudaLaunchKernelEx(&cfg, kernel, ma, mb, mc, args);
+    if (rc == cudaSuccess && sc.splits > 1) {
+      const long long pairs = static_cast<long long>(p.m) * ((p.n + 1) / 2);
+      const int blocks = static_cast<int>(std::min<long long>((pairs + 255) / 256, 132 * 8));
+      splitk_reduce<typename C::Acc>
+          <<<blocks, 256, 0, stream>>>(static_cast<const typename C::Acc*>(args.partial),
+                                       args.partial_ld, args.partial_slice, sc.splits, e);
+      rc = cudaGetLastError();
+    }
   }
   return rc == cudaSuccess ? "" : cudaGetErrorString(rc);
 }

@@ -70,7 +70,17 @@ sm90::Problem problem_of(const DeviceGemm& g) {
   p.c_kind = c_kind_of(g.desc.types.c);
   p.alpha = g.desc.alpha;
   p.beta = g.desc.beta;
+  p.workspace = g.workspace;
+  p.workspace_bytes = g.workspace_bytes;
   return p;
+}
+
+// Split-K workspace of a plan: enough for the launcher's sizes (the k-major form pads m and n
+// by less than 16 elements, and k to a multiple of 16).
+std::size_t workspace_of(const GemmDesc& d, const Params& params, int kernel) {
+  const sm90::Options o = wgmma_options(params, kernel);
+  if (o.splits <= 1) return 0;
+  return sm90::split_workspace_bytes(input_of(d.types), d.m + 16, d.n + 16, d.k + 16, o);
 }
 
 std::string limits(const Device& device, const GemmDesc& desc, const Params& params, int kernel) {
@@ -91,6 +101,11 @@ std::string limits(const Device& device, const GemmDesc& desc, const Params& par
            std::to_string(o.stages) + " stages need " + std::to_string(smem) +
            " bytes of shared memory per block, " + device.id + " has " +
            std::to_string(device.local_memory);
+  const std::size_t ws = workspace_of(desc, params, kernel);
+  if (device.global_memory && ws > device.global_memory / 2)
+    return "wgmma kernel: SPLITK=" + std::to_string(o.splits) + " needs " +
+           std::to_string(ws >> 20) + " MiB of split-K workspace, more than half of " + device.id +
+           "'s memory";
   return "";
 }
 
@@ -128,8 +143,11 @@ ParamSpace wgmma_params() {
       param("CLUSTER", 1, {1, 2}, 1, 2, "CTAs per cluster; 2 share the B tile by TMA multicast"),
       param("GROUP", 8, {4, 8, 16}, 1, 64, "tile rows per group of the tile order (L2 reuse)"),
       choice("CSTORE", 0, {"direct", "tma", "tma2"}, true,
-             "16-bit C with beta = 0: direct stores, or through shared memory and TMA stores "
-             "in 1 or 2 rounds"),
+             "C with beta = 0: direct stores, or through shared memory and TMA stores in 1 or 2 "
+             "rounds (of a 16-bit tile)"),
+      param("SPLITK", 1, {1, 2, 4, 8, 16, 32, 64}, 1, sm90::kMaxSplits,
+            "k ranges per output tile (split-K): raw partial tiles added in order by a second "
+            "kernel"),
   };
   s.constraint = [](const Params& p) -> std::string {
     const auto bm = p.at("BM"), bn = p.at("BN");
@@ -154,6 +172,7 @@ sm90::Options wgmma_options(const Params& params, int kernel) {
   o.cluster = get("CLUSTER", 1);
   o.group = get("GROUP", 8);
   o.c_rounds = get("CSTORE", 0);
+  o.splits = get("SPLITK", 1);
   return o;
 }
 
@@ -174,9 +193,12 @@ GemmKernel wgmma_kernel(std::string name, std::string summary, int rung, ParamSp
     if (std::string err = sm90::launch_gemm(in, problem, o, s); !err.empty())
       throw DeviceError("wgmma kernel " + g.desc.shape() + ": " + err);
   };
-  k.make_plan = [launch](const Device& d, const GemmDesc& desc, const Params& p) {
+  k.make_plan = [launch, kernel](const Device& d, const GemmDesc& desc, const Params& p) {
     PlanTraits traits;
     if (k_major_input(desc.types)) traits.form = OperandForm::k_major;
+    traits.workspace = [kernel](const GemmDesc& g, const Params& q) {
+      return workspace_of(g, q, kernel);
+    };
     return make_cuda_plan(d, desc, p, launch, traits);
   };
   k.can_implement = [kernel](const Device& d, const GemmDesc& desc, const Params& p) {

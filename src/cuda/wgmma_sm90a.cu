@@ -1,5 +1,6 @@
 // The sm_90a translation unit of the Hopper GEMM kernels: instantiates them for each input
 // type, layout and tile shape kafel uses, and implements the host interface of wgmma.hpp.
+#include <algorithm>
 #include <string>
 
 #include "cuda/wgmma.hpp"
@@ -39,6 +40,8 @@ std::string by_layout(const Problem& p, const Options& o, cudaStream_t s) {
 
 std::string check_options(Input in, bool a_t, bool b_t, const Options& o) {
   if (o.kernel != 0 && o.kernel != 1) return "kernel must be 0 or 1";
+  if (o.splits < 1 || o.splits > kMaxSplits)
+    return "splits must be 1.." + std::to_string(kMaxSplits);
   if (in == Input::tf32x3) {
     if (o.kernel != 1 || o.bm != kSplitShape[0] || o.bn != kSplitShape[1] || o.cluster != 1)
       return "3xtf32 is compiled for the warp-specialised kernel with 128 x 128 tiles, "
@@ -57,13 +60,26 @@ std::string check_options(Input in, bool a_t, bool b_t, const Options& o) {
   if (o.stages < 2 || o.stages > 8) return "stages must be 2..8";
   if (o.cluster != 1 && o.cluster != 2) return "cluster must be 1 or 2";
   if (o.c_rounds < 0 || o.c_rounds > 2) return "c_rounds must be 0, 1 or 2";
+  if (o.kernel == 0 && o.splits != 1) return "the one-CTA-per-tile kernel has no split-K";
   if (!transposable(in) && (a_t || !b_t))
     return "8-bit and tf32 inputs need K-major operands (A with op N, B with op T)";
   return "";
 }
 
 bool stages_c(const Problem& p, const Options& o) {
-  return o.kernel == 1 && o.c_rounds > 0 && p.beta == 0;
+  return o.kernel == 1 && o.c_rounds > 0 && p.beta == 0 && o.splits == 1;
+}
+
+std::size_t split_workspace_bytes(Input in, long long m, long long n, long long k,
+                                  const Options& o) {
+  const long long bk = in == Input::bf16 || in == Input::f16      ? 64
+                       : in == Input::tf32 || in == Input::tf32x3 ? 32
+                                                                  : 128;
+  const long long k_tiles = (k + bk - 1) / bk;
+  // At most min(splits, k-tiles) ranges: an upper bound that grows with m, n and k.
+  const long long ranges = o.kernel == 0 ? 1 : std::min<long long>(o.splits, k_tiles);
+  if (ranges <= 1) return 0;
+  return std::size_t(ranges) * std::size_t(m) * std::size_t(partial_ld(static_cast<int>(n))) * 4;
 }
 
 std::size_t smem_bytes(Input in, const Options& o, bool staged_c) {

@@ -4,6 +4,7 @@
 // barriers. Options: persistent CTAs over a grouped tile order, clusters of 2 sharing B by TMA
 // multicast, and a C tile staged in shared memory and written by TMA stores. The fixed lines
 // after it are the ladder's steps, tested and measured as such.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -18,9 +19,33 @@ namespace {
 // k = 1024, where the epilogue weighs most; elsewhere one CTA per tile with 4 slots and C stored
 // by TMA in two rounds (at 8192^3: bf16 787 vs 755 TFLOP/s with direct stores, i8 1,558 vs
 // 1,427 TOPS; at 4096^3: tf32 0.99x and i8 0.91x cuBLAS against 0.97x and 0.84x with 3 slots).
-Params choose(const Device&, const GemmDesc& d) {
-  if (d.k <= 2048) return {{"PERSISTENT", 1}, {"STAGES", 3}, {"CSTORE", 1}};
-  return {{"STAGES", 4}, {"CSTORE", 2}};
+// Outputs at most 128 columns wide take 256 x 128 tiles (a 128 x 256 tile would compute 3/4
+// zeros at n = 64). Fewer tiles than half the SMs (small C, long k: 256 x 256 x 65536): split-K
+// into as many k ranges as fill the SMs once, each at least 4 k-tiles, the partial sums within
+// 1/8 of the device's memory.
+Params choose(const Device& dev, const GemmDesc& d) {
+  const bool narrow = d.n <= 128;
+  const std::int64_t bm = narrow ? 256 : 128, bn = narrow ? 128 : 256;
+  Params p{{"BM", bm}, {"BN", bn}};
+  const std::int64_t sms = dev.compute_units > 0 ? dev.compute_units : 132;
+  const std::int64_t tiles = ((d.m + bm - 1) / bm) * ((d.n + bn - 1) / bn);
+  const std::int64_t bk = 128 / static_cast<std::int64_t>(dtype_size(d.types.a));
+  const std::int64_t k_tiles = (d.k + bk - 1) / bk;
+  if (tiles > 0 && 2 * tiles <= sms) {
+    std::int64_t splits = std::min<std::int64_t>({sms / tiles, k_tiles / 4, 128});
+    const std::int64_t slice = (d.m + 16) * (d.n + 18) * 4;
+    if (dev.global_memory)
+      splits = std::min<std::int64_t>(splits, std::int64_t(dev.global_memory / 8) / slice);
+    if (splits >= 2) {
+      p.insert({{"SPLITK", splits}, {"STAGES", 4}, {"CSTORE", 0}});
+      return p;
+    }
+  }
+  if (d.k <= 2048)
+    p.insert({{"PERSISTENT", 1}, {"STAGES", 3}, {"CSTORE", 1}});
+  else
+    p.insert({{"STAGES", 4}, {"CSTORE", 2}});
+  return p;
 }
 
 // The default for bf16 and f16 (measured at 0.86-0.98x cuBLAS), tf32 (0.93x, against 0.47x for

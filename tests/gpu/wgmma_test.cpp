@@ -138,6 +138,39 @@ TEST_F(Wgmma, MeasuredRolesDefaultToTheWarpSpecialisedKernel) {
   }
 }
 
+// Small outputs with long k split k over the SMs (issue 18); large outputs do not, and every
+// choice fits the block and leaves the workspace small.
+TEST_F(Wgmma, SmallOutputsSplitKOverTheSms) {
+  Device hopper = fake_gpu(Caps(Cap::fp64) | Cap::fp16 | Cap::mma_sm80 | Cap::wgmma_sm90a);
+  hopper.compute_units = 132;
+  hopper.global_memory = std::uint64_t(80) << 30;
+  const GemmKernel& k = kernel("cuda.wgmma_ws");
+  auto splits = [&](std::int64_t m, std::int64_t n, std::int64_t kk, const char* t) {
+    const GemmDesc d{m, n, kk, Op::N, Op::N, 1.0, 0.0, GemmTypes::parse(t)};
+    const GemmChoice c = choose_params_for(k, hopper, d, {});
+    EXPECT_EQ(k.can_run(hopper, d, c.params), "") << d.shape() << " " << c.config();
+    return c.params.at("SPLITK");
+  };
+  EXPECT_EQ(splits(256, 256, 65536, "bf16"), 66);  // 2 tiles: 66 ranges of 16 k-tiles
+  EXPECT_EQ(splits(1024, 1024, 16384, "bf16"), 4);
+  EXPECT_EQ(splits(256, 256, 65536, "i8"), 66);
+  EXPECT_EQ(splits(256, 256, 256, "bf16"), 1);  // 4 k-tiles: nothing to split
+  EXPECT_EQ(splits(4096, 4096, 4096, "bf16"), 1);
+  EXPECT_EQ(splits(8192, 8192, 1024, "f32/tf32"), 1);
+  // Skinny outputs take 256 x 128 tiles: 64 of them at 16384 x 64, split in two.
+  EXPECT_EQ(splits(16384, 64, 16384, "bf16"), 2);
+  const GemmDesc skinny{16384, 64, 16384, Op::N, Op::N, 1.0, 0.0, GemmTypes::parse("bf16")};
+  EXPECT_EQ(choose_params_for(k, hopper, skinny, {}).params.at("BN"), 128);
+  // The one-CTA-per-tile kernel has no split-K.
+  cuda::sm90::Options o;
+  o.kernel = 0;
+  o.splits = 2;
+  EXPECT_NE(cuda::sm90::check_options(cuda::sm90::Input::bf16, false, false, o), "");
+  o.kernel = 1;
+  o.splits = cuda::sm90::kMaxSplits + 1;
+  EXPECT_NE(cuda::sm90::check_options(cuda::sm90::Input::bf16, false, false, o), "");
+}
+
 // 3xtf32 on wgmma: the default for f32/3xtf32 where wgmma runs (mma.sync elsewhere), compiled
 // for 128 x 128 tiles, K-major split operands and no clusters only.
 TEST_F(Wgmma, ThreeTf32IsTheHopperDefaultAndItsLimitsHold) {
