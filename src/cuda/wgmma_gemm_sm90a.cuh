@@ -16,6 +16,7 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "cuda/sm90a_ptx.cuh"
 #include "cuda/wgmma.hpp"
@@ -772,9 +773,22 @@ inline EncodeTiledFn encode_tiled() {
 
 // Map of a row-major rows x cols matrix (ld elements of `esize` bytes) read or written in boxes
 // of box_cols x box_rows with 128-byte swizzling; out-of-bounds elements read as zero and are
-// not written.
+// not written. A map only describes memory, so maps already encoded are kept (the last 64,
+// by their arguments): encoding took host time inside each timed launch of small problems.
 inline std::string make_map(CUtensorMap* map, const void* base, int esize, long long rows,
                             long long cols, long long ld, int box_cols, int box_rows) {
+  using Key = std::tuple<const void*, int, long long, long long, long long, int, int>;
+  static std::mutex mu;
+  static std::map<Key, CUtensorMap> cache;
+  const Key key{base, esize, rows, cols, ld, box_cols, box_rows};
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    const auto it = cache.find(key);
+    if (it != cache.end()) {
+      *map = it->second;
+      return "";
+    }
+  }
   const EncodeTiledFn fn = encode_tiled();
   if (!fn) return "cuTensorMapEncodeTiled is not available from the CUDA driver";
   const CUtensorMapDataType dt = esize == 1   ? CU_TENSOR_MAP_DATA_TYPE_UINT8
@@ -787,7 +801,12 @@ inline std::string make_map(CUtensorMap* map, const void* base, int esize, long 
   const CUresult r = fn(map, dt, 2, const_cast<void*>(base), dims, strides, box, unit,
                         CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r == CUDA_SUCCESS) return "";
+  if (r == CUDA_SUCCESS) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (cache.size() >= 64) cache.clear();
+    cache.emplace(key, *map);
+    return "";
+  }
   return "cuTensorMapEncodeTiled refused a " + std::to_string(rows) + " x " + std::to_string(cols) +
          " operand (ld " + std::to_string(ld) + ", error " + std::to_string(static_cast<int>(r)) +
          ")";
@@ -829,6 +848,26 @@ cudaError_t max_active_clusters(K kernel, int threads, std::size_t smem, int clu
 
 inline bool is_16bit(CKind c) {
   return c == CKind::bf16 || c == CKind::f16;
+}
+
+// Raises the kernel's dynamic shared-memory limit to at least `smem`: one driver call per kernel
+// and device until a larger size is asked for (the limit is kept at the largest size asked, so a
+// smaller configuration never lowers it under a larger one's launch).
+template <class K>
+cudaError_t allow_smem(K kernel, std::size_t smem) {
+  static std::mutex mu;
+  static std::map<std::pair<const void*, int>, std::size_t> allowed;
+  int dev = 0;
+  cudaError_t rc = cudaGetDevice(&dev);
+  if (rc != cudaSuccess) return rc;
+  const auto key = std::make_pair(reinterpret_cast<const void*>(kernel), dev);
+  std::lock_guard<std::mutex> lock(mu);
+  const auto it = allowed.find(key);
+  if (it != allowed.end() && it->second >= smem) return cudaSuccess;
+  rc = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            static_cast<int>(smem));
+  if (rc == cudaSuccess) allowed[key] = smem;
+  return rc;
 }
 
 // Encodes the maps, fills the arguments and launches configuration C with kernel KERNEL (0:
@@ -909,14 +948,14 @@ std::string launch_config(const Problem& p, const Options& o, cudaStream_t strea
   cudaError_t rc;
   if constexpr (KERNEL == 0) {
     auto kernel = gemm_tma_wgmma<C>;
-    rc = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    rc = allow_smem(kernel, smem);
     if (rc != cudaSuccess) return cudaGetErrorString(rc);
     cfg.blockDim = dim3(256, 1, 1);
     cfg.gridDim = dim3(sc.units, 1, 1);
     rc = cudaLaunchKernelEx(&cfg, kernel, ma, mb, args);
   } else {
     auto kernel = gemm_warp_specialized<C>;
-    rc = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    rc = allow_smem(kernel, smem);
     if (rc != cudaSuccess) return cudaGetErrorString(rc);
     int units = sc.units;
     if (o.persistent) {

@@ -33,6 +33,14 @@ Params choose(const Device& dev, const GemmDesc& d) {
   const std::int64_t k_tiles = (d.k + bk - 1) / bk;
   if (tiles > 0 && 2 * tiles <= sms) {
     std::int64_t splits = std::min<std::int64_t>({sms / tiles, k_tiles / 4, 128});
+    // Bandwidth-bound (flops per operand byte below the device's peak over its bandwidth:
+    // 256 x 256 outputs): units for half the SMs ran faster than for all of them (bf16 / i8 at
+    // 256 x 256 x 65536: 0.79x / 0.75x cuBLAS with 33 ranges, 0.71x / 0.63x with 66).
+    const double intensity =
+        2.0 * double(d.m) * double(d.n) / (double(d.m + d.n) * double(dtype_size(d.types.a)));
+    const double peak = dev.peak_gflops(d.types), bandwidth = dev.bandwidth_gbs;
+    if (peak > 0 && bandwidth > 0 && intensity < peak / bandwidth)
+      splits = std::max<std::int64_t>(2, sms / (2 * tiles));
     const std::int64_t slice = (d.m + 16) * (d.n + 18) * 4;
     if (dev.global_memory)
       splits = std::min<std::int64_t>(splits, std::int64_t(dev.global_memory / 8) / slice);

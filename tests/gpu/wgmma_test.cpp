@@ -157,6 +157,13 @@ TEST_F(Wgmma, SmallOutputsSplitKOverTheSms) {
   EXPECT_EQ(splits(256, 256, 256, "bf16"), 1);  // 4 k-tiles: nothing to split
   EXPECT_EQ(splits(4096, 4096, 4096, "bf16"), 1);
   EXPECT_EQ(splits(8192, 8192, 1024, "f32/tf32"), 1);
+  // Where the device's peak and bandwidth are known, bandwidth-bound outputs fill half the SMs.
+  hopper.bandwidth_gbs = 3352;
+  hopper.tensor_peaks = {{"bf16", 989000.0}};
+  EXPECT_EQ(splits(256, 256, 65536, "bf16"), 33);  // 128 flop per operand byte < 295
+  EXPECT_EQ(splits(1024, 1024, 16384, "bf16"), 4);  // 512 > 295
+  hopper.tensor_peaks.clear();
+  hopper.bandwidth_gbs = 0;
   // Skinny outputs take 256 x 128 tiles: 64 of them at 16384 x 64, split in two.
   EXPECT_EQ(splits(16384, 64, 16384, "bf16"), 2);
   const GemmDesc skinny{16384, 64, 16384, Op::N, Op::N, 1.0, 0.0, GemmTypes::parse("bf16")};
