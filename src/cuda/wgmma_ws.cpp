@@ -40,7 +40,7 @@ Params choose(const Device& dev, const GemmDesc& d) {
         2.0 * double(d.m) * double(d.n) / (double(d.m + d.n) * double(dtype_size(d.types.a)));
     const double peak = dev.peak_gflops(d.types), bandwidth = dev.bandwidth_gbs;
     if (peak > 0 && bandwidth > 0 && intensity < peak / bandwidth)
-      splits = std::max<std::int64_t>(2, sms / (2 * tiles));
+      splits = std::min<std::int64_t>(splits, std::max<std::int64_t>(2, sms / (2 * tiles)));
     const std::int64_t slice = (d.m + 16) * (d.n + 18) * 4;
     if (dev.global_memory)
       splits = std::min<std::int64_t>(splits, std::int64_t(dev.global_memory / 8) / slice);
@@ -56,9 +56,9 @@ Params choose(const Device& dev, const GemmDesc& d) {
   return p;
 }
 
-// The default for bf16 and f16 (measured at 0.86-0.98x cuBLAS), tf32 (0.93x, against 0.47x for
-// mma.sync) and i8 (0.81x cuBLASLt, against 0.56x) on an H100; for fp8 (not yet measured) only
-// where no other kernel implements it.
+// The default for bf16 and f16 (measured at 0.92-0.99x cuBLAS), tf32 (0.97-1.00x, against 0.47x
+// for mma.sync) and i8 (0.93-1.11x cuBLASLt, against 0.56x) on an H100. fp8 (0.94-1.07x
+// cuBLASLt) has no other kernel of ours, so it is its default at any preference.
 int preference(const Device&, const GemmDesc& d) {
   const DType a = d.types.a;
   const bool measured = a == DType::bf16 || a == DType::f16 || a == DType::i8 ||

@@ -160,8 +160,10 @@ TEST_F(Wgmma, SmallOutputsSplitKOverTheSms) {
   // Where the device's peak and bandwidth are known, bandwidth-bound outputs fill half the SMs.
   hopper.bandwidth_gbs = 3352;
   hopper.tensor_peaks = {{"bf16", 989000.0}};
-  EXPECT_EQ(splits(256, 256, 65536, "bf16"), 33);  // 128 flop per operand byte < 295
+  EXPECT_EQ(splits(256, 256, 65536, "bf16"), 33);   // 128 flop per operand byte < 295
   EXPECT_EQ(splits(1024, 1024, 16384, "bf16"), 4);  // 512 > 295
+  EXPECT_EQ(splits(256, 256, 256, "bf16"), 1);      // still at most k-tiles / 4 ranges
+  EXPECT_EQ(splits(256, 256, 2048, "bf16"), 8);     // 32 k-tiles: 8 ranges of 4
   hopper.tensor_peaks.clear();
   hopper.bandwidth_gbs = 0;
   // Skinny outputs take 256 x 128 tiles: 64 of them at 16384 x 64, split in two.
