@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "cuda/gemm_common.cuh"
+#include "cuda/mma.cuh"
 #include "cuda/runtime.hpp"
 
 namespace kafel::cuda {
@@ -44,21 +45,15 @@ struct Copy {
   }
 };
 
-// fp32 bits rounded to tf32 (10 fraction bits, to nearest with ties away from zero, the low 13
-// bits cleared); NaN stays NaN, infinities stay infinite.
-__device__ __forceinline__ unsigned tf32_bits(unsigned x) {
-  if ((x & 0x7fffffffu) > 0x7f800000u) return x;
-  return (x + 0x1000u) & 0xffffe000u;
-}
-
-// For 3xtf32: x as big = tf32(x) at its place and small = tf32(x - big) (x - big is exact)
-// `small_rows` rows below it.
+// For 3xtf32: x as big = tf32(x) at its place and small = tf32(x - big) `small_rows` rows below
+// it, split as the mma.sync rungs split their fragments (rounded to nearest; x - big is exact).
 struct SplitTf32 {
   long long small_rows = 0;
   __device__ void operator()(unsigned* at, long long ldd, unsigned x) const {
-    const unsigned big = tf32_bits(x);
+    std::uint32_t big = x, small = 0;
+    tc::OpTf32<true>::split(big, small);
     at[0] = big;
-    at[small_rows * ldd] = tf32_bits(__float_as_uint(__uint_as_float(x) - __uint_as_float(big)));
+    at[small_rows * ldd] = small;
   }
 };
 
