@@ -57,10 +57,15 @@ struct Options {
   int splits = 1;
 };
 
-// Tile shapes (BM x BN) compiled for the warp-specialised kernel; the one-CTA-per-tile kernel
-// has 128 x 256 only, and tf32x3 (three accumulators per consumer) 128 x 128 only.
-inline constexpr int kShapes[][2] = {{128, 256}, {256, 128}};
+// Tile shapes (BM x BN) compiled for the warp-specialised kernel: the two consumer warpgroups
+// share a 128 x 256 or 256 x 128 tile, or take 128 x 128 tiles whole and in turn (ping-pong:
+// persistent only). The one-CTA-per-tile kernel has 128 x 256 only, and tf32x3 (three
+// accumulators per consumer) 128 x 128 shared by both consumers only.
+inline constexpr int kShapes[][2] = {{128, 256}, {256, 128}, {128, 128}};
 inline constexpr int kSplitShape[2] = {128, 128};
+inline bool pingpong(const Options& o) {
+  return o.bm == 128 && o.bn == 128;
+}
 // The most split-K ranges a problem may take.
 inline constexpr int kMaxSplits = 256;
 

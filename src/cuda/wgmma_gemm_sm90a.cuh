@@ -63,20 +63,22 @@ struct Elem<S8> {
   static constexpr bool mn_major = false;
 };
 
-// A compiled tile shape. BK covers one 128-byte swizzle row of K; each consumer warpgroup owns
-// WM = BM / 2 rows of the BM x BN tile as MI wgmmas of 64 x BN per 32-byte k step.
+// A compiled tile shape. BK covers one 128-byte swizzle row of K; the two consumer warpgroups
+// share a tile (WM = BM / 2 rows each) or, PINGPONG, take whole tiles in turn (WM = BM), as MI
+// wgmmas of 64 x BN per 32-byte k step.
 // A_MN / B_MN: the operand is MN-major in memory (A stored k x m, B stored k x n).
 // SPLIT (3xtf32): each operand comes as a big and a small tf32 part, both in every ring slot
 // (A big, A small, B big, B small), and a k-tile's three products go into a fresh accumulator.
-template <class Tag_, int BM_, int BN_, bool A_MN_, bool B_MN_, bool SPLIT_ = false>
+template <class Tag_, int BM_, int BN_, bool A_MN_, bool B_MN_, bool SPLIT_ = false,
+          bool PINGPONG_ = false>
 struct Cfg {
   using Tag = Tag_;
   using Acc = typename Elem<Tag>::acc;
   static constexpr int BM = BM_, BN = BN_;
-  static constexpr bool A_MN = A_MN_, B_MN = B_MN_, SPLIT = SPLIT_;
+  static constexpr bool A_MN = A_MN_, B_MN = B_MN_, SPLIT = SPLIT_, PINGPONG = PINGPONG_;
   static constexpr int BK = 128 / Elem<Tag>::size;
-  static constexpr int KSTEPS = 4;  // wgmma k steps of 32 bytes per 128-byte row
-  static constexpr int CONSUMERS = 2;
+  static constexpr int KSTEPS = 4;                    // wgmma k steps of 32 bytes per 128-byte row
+  static constexpr int CONSUMERS = PINGPONG ? 1 : 2;  // consumer warpgroups per tile
   static constexpr int WM = BM / CONSUMERS;
   static constexpr int MI = WM / 64;
   static constexpr int ACC = BN / 2;  // accumulators per thread and m64 wgmma
@@ -85,13 +87,14 @@ struct Cfg {
   static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
   static_assert(WM % 64 == 0 && (BN == 128 || BN == 256) && BM <= 256, "unsupported tile");
   static_assert(Elem<Tag>::mn_major || (!A_MN && !B_MN), "this type needs K-major tiles");
-  static_assert(!SPLIT || (std::is_same_v<Tag, Tf32> && MI == 1),
+  static_assert(!SPLIT || (std::is_same_v<Tag, Tf32> && MI == 1 && !PINGPONG),
                 "split operands: tf32, one m64 wgmma per consumer (three accumulators)");
-  // The C staging buffer: a 16-bit C tile (32-bit C passes through it in two halves).
-  static constexpr int C_BYTES = BM * BN * 2;
+  // The C staging buffers, one per consumer: its WM x BN part in 16 bits (32-bit C passes
+  // through it in two halves).
+  static constexpr int C_BYTES = 2 * WM * BN * 2;
   // Dynamic shared memory: 1024-byte alignment slack, `stages` ring slots, the C staging
-  // buffer when C leaves through TMA (the tile, or half of it when stored in 2 rounds), and a
-  // full and an empty barrier per slot.
+  // buffers when C or split-K partial sums leave through TMA (C_BYTES, or half of it when
+  // stored in 2 rounds), and a full and an empty barrier per slot.
   static constexpr std::size_t smem_bytes(int stages, int c_rounds) {
     return 1024 + std::size_t(stages) * (STAGE_BYTES + 16) + (c_rounds ? C_BYTES / c_rounds : 0);
   }
@@ -143,8 +146,11 @@ struct KernelArgs {
   int c_rounds = 0;
   // Split-K (sched.splits > 1): unit tiles of split s go raw (alpha 1, beta 0, Acc's type) to
   // partial + s * partial_slice elements, rows partial_ld apart; splitk_reduce makes C of them.
+  // With c_rounds > 0 they leave through shared memory and TMA stores like C, to rows
+  // s * partial_rows + row of a map over the whole workspace (tma_c).
   void* partial = nullptr;
   long long partial_ld = 0, partial_slice = 0;
+  int partial_rows = 0;
 };
 
 // ---- tile movement (one producer thread) -------------------------------------------------
@@ -199,16 +205,17 @@ __device__ __forceinline__ std::uint64_t desc_b(std::uint32_t b, int kk) {
   return smem_desc(b + kk * 32, 16, 1024);
 }
 
-// acc += the consumer's WM rows of A tile x B tile (issues and commits, does not wait).
+// acc += rows [part * WM, (part + 1) * WM) of A tile x B tile (issues and commits, does not
+// wait).
 template <class C>
 __device__ __forceinline__ void mma_tile(typename C::Acc (&acc)[C::MI][C::ACC], std::uint32_t a,
-                                         std::uint32_t b, int consumer) {
+                                         std::uint32_t b, int part) {
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < C::KSTEPS; ++kk)
 #pragma unroll
     for (int mi = 0; mi < C::MI; ++mi) {
-      const std::uint64_t da = desc_a<C>(a, consumer * C::WM + mi * 64, kk);
+      const std::uint64_t da = desc_a<C>(a, part * C::WM + mi * 64, kk);
       const std::uint64_t db = desc_b<C>(b, kk);
       if constexpr (Elem<typename C::Tag>::mn_major)
         wgmma<C::A_MN ? 1 : 0, C::B_MN ? 1 : 0>(typename C::Tag{}, acc[mi], da, db, 1u);
@@ -223,8 +230,8 @@ __device__ __forceinline__ void mma_tile(typename C::Acc (&acc)[C::MI][C::ACC], 
 // they are added; fresh is not read (scale-d 0 on the first wgmma). Issues and commits.
 template <class C>
 __device__ __forceinline__ void mma_tile_split(float (&fresh)[C::MI][C::ACC], std::uint32_t a,
-                                               std::uint32_t b, int consumer) {
-  const int row = consumer * C::WM;
+                                               std::uint32_t b, int part) {
+  const int row = part * C::WM;
   const std::uint32_t a_small = a + C::PART_A, b_small = b + C::PART_B;
   wgmma_fence();
 #pragma unroll
@@ -588,17 +595,34 @@ __global__ void __launch_bounds__(384, 1)
         }
       }
     }
-  } else {  // consumers: warpgroups 1 and 2 take rows [0, WM) and [WM, BM) of each tile
+  } else {
+    // Consumers: warpgroups 1 and 2 take rows [0, WM) and [WM, BM) of each tile or, PINGPONG,
+    // this CTA's tiles whole and in turn: one's epilogue runs while the other multiplies.
+    // A consumer waits for its turn (named barrier 3 + consumer, signalled by the other once it
+    // has waited for its tile's last slot): a slot's full barrier is then at most one phase
+    // behind the one this consumer waits for, which a parity wait needs.
     setmaxnreg_inc<232>();
     const int consumer = warpgroup - 1;
+    const int part = C::PINGPONG ? 0 : consumer;  // the consumer's WM-row part of a tile
     typename C::Acc acc[C::MI][C::ACC];
     int s = 0;
     std::uint32_t phase = 0;
-    for (int u = first_unit; u < sched.units; u += unit_step) {
+    int turn = 0;  // PINGPONG: the index of the unit among this CTA's units
+    for (int u = first_unit; u < sched.units; u += unit_step, ++turn) {
       int um, un, kt0, kt1;
       sched.unit(u, um, un, kt0, kt1);
       const int m0 = (um * cluster + rank) * C::BM, n0 = un * C::BN;
       const int k_tiles = kt1 - kt0;
+      if constexpr (C::PINGPONG) {
+        if ((turn & 1) != consumer) {  // the other's tile: skip its slots
+          s += k_tiles;
+          const int wraps = s / stages;
+          s -= wraps * stages;
+          phase ^= static_cast<std::uint32_t>(wraps & 1);
+          continue;
+        }
+        if (turn > 0) named_barrier(3 + consumer, 256);
+      }
       zero<C>(acc);
       int previous = -1;
       if constexpr (C::SPLIT) {
@@ -609,8 +633,7 @@ __global__ void __launch_bounds__(384, 1)
         typename C::Acc fresh0[C::MI][C::ACC], fresh1[C::MI][C::ACC];
         auto issue = [&](typename C::Acc(&fresh)[C::MI][C::ACC]) {
           mbar_wait(&full[s], phase);
-          mma_tile_split<C>(fresh, smem_addr(a_tile(s)), smem_addr(a_tile(s) + C::A_BYTES),
-                            consumer);
+          mma_tile_split<C>(fresh, smem_addr(a_tile(s)), smem_addr(a_tile(s) + C::A_BYTES), part);
           const int used = s;
           if (++s == stages) {
             s = 0;
@@ -644,7 +667,7 @@ __global__ void __launch_bounds__(384, 1)
       } else {
         for (int kt = 0; kt < k_tiles; ++kt) {
           mbar_wait(&full[s], phase);
-          mma_tile<C>(acc, smem_addr(a_tile(s)), smem_addr(a_tile(s) + C::A_BYTES), consumer);
+          mma_tile<C>(acc, smem_addr(a_tile(s)), smem_addr(a_tile(s) + C::A_BYTES), part);
           wgmma_wait<1>();  // the previous k-tile's wgmmas are done: its slot can be refilled
           if (previous >= 0) release_slot(&empty[previous], cluster, rank);
           previous = s;
@@ -653,16 +676,18 @@ __global__ void __launch_bounds__(384, 1)
             phase ^= 1;
           }
         }
+        if constexpr (C::PINGPONG)  // the next unit's consumer may wait for its slots now
+          if (u + unit_step < sched.units) named_barrier_arrive(3 + (consumer ^ 1), 256);
         wgmma_wait<0>();
       }
       fence_acc<C>(acc);
       if (previous >= 0) release_slot(&empty[previous], cluster, rank);
-      const int row0 = m0 + consumer * C::WM;
-      std::uint8_t* part = c_buf + consumer * c_part;
+      const int row0 = m0 + part * C::WM;
+      std::uint8_t* staged = c_buf + consumer * c_part;
       if (sched.splits > 1) {  // this k range's raw sum, for splitk_reduce
+        const int split = kt0 / sched.per_split;
         Epilogue pe = args.epi;
-        pe.c = static_cast<typename C::Acc*>(args.partial) +
-               (kt0 / sched.per_split) * args.partial_slice;
+        pe.c = static_cast<typename C::Acc*>(args.partial) + split * args.partial_slice;
         pe.ldc = args.partial_ld;
         pe.c_kind = std::is_same_v<typename C::Acc, float> ? CKind::f32 : CKind::i32;
         pe.alpha = 1.f;
@@ -670,21 +695,33 @@ __global__ void __launch_bounds__(384, 1)
         pe.ialpha = 1;
         pe.ibeta = 0;
         pe.paired = 1;
-        store_tile<C>(acc, pe, row0, n0);
+        // A part below row m (the second CTA of a cluster past the last rows) is not stored:
+        // its rows would lie past partial_rows, in the next split's.
+        const int prow = split * args.partial_rows + row0;
+        if (!args.c_rounds) {
+          store_tile<C>(acc, pe, row0, n0);
+        } else if (row0 < args.epi.m) {
+          if constexpr (std::is_same_v<typename C::Acc, float>)
+            store_tile_tma<C>(acc, pe, staged, &tma_c, prow, n0, consumer, args.c_rounds,
+                              PackF32{});
+          else
+            store_tile_tma<C>(acc, pe, staged, &tma_c, prow, n0, consumer, args.c_rounds,
+                              PackI32{});
+        }
       } else if (!args.c_rounds) {
         store_tile<C>(acc, args.epi, row0, n0);
       } else if constexpr (std::is_same_v<typename C::Acc, float>) {
         if (args.epi.c_kind == CKind::bf16)
-          store_tile_tma<C>(acc, args.epi, part, &tma_c, row0, n0, consumer, args.c_rounds,
+          store_tile_tma<C>(acc, args.epi, staged, &tma_c, row0, n0, consumer, args.c_rounds,
                             PackBf16{});
         else if (args.epi.c_kind == CKind::f16)
-          store_tile_tma<C>(acc, args.epi, part, &tma_c, row0, n0, consumer, args.c_rounds,
+          store_tile_tma<C>(acc, args.epi, staged, &tma_c, row0, n0, consumer, args.c_rounds,
                             PackF16{});
         else
-          store_tile_tma<C>(acc, args.epi, part, &tma_c, row0, n0, consumer, args.c_rounds,
+          store_tile_tma<C>(acc, args.epi, staged, &tma_c, row0, n0, consumer, args.c_rounds,
                             PackF32{});
       } else {
-        store_tile_tma<C>(acc, args.epi, part, &tma_c, row0, n0, consumer, args.c_rounds,
+        store_tile_tma<C>(acc, args.epi, staged, &tma_c, row0, n0, consumer, args.c_rounds,
                           PackI32{});
       }
     }
@@ -745,9 +782,15 @@ inline void split_ranges(int k_tiles, int splits, int& per_split, int& ranges) {
   ranges = (k_tiles + per_split - 1) / per_split;
 }
 
-// Elements per row of the split-K partial sums: n rounded up to 2 (pairs are 8-byte aligned).
+// Elements per row of the split-K partial sums: n rounded up to 4 (rows 16-byte aligned, as TMA
+// stores need).
 inline long long partial_ld(int n) {
-  return (static_cast<long long>(n) + 1) / 2 * 2;
+  return (static_cast<long long>(n) + 3) / 4 * 4;
+}
+// Rows per split of the partial sums: m rounded up to the tallest tile, so that a tile stored by
+// TMA never reaches into the next split's rows.
+inline long long partial_rows(int m) {
+  return (static_cast<long long>(m) + 255) / 256 * 256;
 }
 
 // ==== host side (templates instantiated by wgmma_sm90a.cu) ====================================
@@ -888,13 +931,8 @@ std::string launch_config(const Problem& p, const Options& o, cudaStream_t strea
       err = p.b_t ? make_map(&mb, p.b, es, b_rows, p.k, p.ldb, C::BK, C::BN / cluster)
                   : make_map(&mb, p.b, es, p.k, p.n, p.ldb, 64, C::BK);
   }
-  KernelArgs args;
-  args.c_rounds = stages_c(p, o) ? o.c_rounds : 0;
-  if (err.empty() && args.c_rounds) {
-    const int c_size = is_16bit(p.c_kind) ? 2 : 4;
-    err = make_map(&mc, p.c, c_size, p.m, p.n, p.ldc, 128 / c_size, C::WM);
-  }
   if (!err.empty()) return err;
+  KernelArgs args;
 
   Epilogue& e = args.epi;
   e.c = p.c;
@@ -921,15 +959,25 @@ std::string launch_config(const Problem& p, const Options& o, cudaStream_t strea
   sc.k_tiles = args.k_tiles;
   sc.units *= sc.splits;
   if (sc.splits > 1) {
-    args.c_rounds = 0;  // the partial sums are stored directly
     args.partial = p.workspace;
     args.partial_ld = partial_ld(p.n);
-    args.partial_slice = args.partial_ld * p.m;
+    args.partial_rows = static_cast<int>(partial_rows(p.m));
+    args.partial_slice = args.partial_ld * args.partial_rows;
     const std::size_t need = std::size_t(sc.splits) * args.partial_slice * 4;
     if (!p.workspace || p.workspace_bytes < need)
       return "split-K needs " + std::to_string(need) + " bytes of workspace, the plan has " +
              std::to_string(p.workspace_bytes);
+    // The partial sums go through shared memory as C would (beta plays no part in them).
+    args.c_rounds = KERNEL == 1 ? o.c_rounds : 0;
+    if (args.c_rounds)
+      err = make_map(&mc, p.workspace, 4, static_cast<long long>(sc.splits) * args.partial_rows,
+                     p.n, args.partial_ld, 32, C::WM);
+  } else if (KERNEL == 1 && o.c_rounds > 0 && p.beta == 0) {
+    args.c_rounds = o.c_rounds;
+    const int c_size = is_16bit(p.c_kind) ? 2 : 4;
+    err = make_map(&mc, p.c, c_size, p.m, p.n, p.ldc, 128 / c_size, C::WM);
   }
+  if (!err.empty()) return err;
   args.stages = o.stages;
   args.a_part = p.a_part;
   args.b_part = p.b_part;

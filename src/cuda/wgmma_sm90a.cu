@@ -22,6 +22,8 @@ std::string by_shape(const Problem& p, const Options& o, cudaStream_t s) {
       if (o.kernel == 0) return launch_config<C, 0>(p, o, s);
     return launch_config<C, 1>(p, o, s);
   }
+  if (o.bm == 128 && o.bn == 128)
+    return launch_config<Cfg<Tag, 128, 128, A_MN, B_MN, false, true>, 1>(p, o, s);
   return launch_config<Cfg<Tag, 256, 128, A_MN, B_MN>, 1>(p, o, s);
 }
 
@@ -54,7 +56,10 @@ std::string check_options(Input in, bool a_t, bool b_t, const Options& o) {
   for (const auto& sh : kShapes) shape = shape || (sh[0] == o.bm && sh[1] == o.bn);
   if (!shape)
     return "tile " + std::to_string(o.bm) + " x " + std::to_string(o.bn) +
-           " is not compiled (128 x 256 or 256 x 128)";
+           " is not compiled (128 x 256, 256 x 128, or 128 x 128 ping-pong)";
+  if (pingpong(o) && (o.kernel != 1 || !o.persistent))
+    return "the 128 x 128 ping-pong tile needs the persistent warp-specialised kernel (one "
+           "tile per CTA would leave a consumer warpgroup idle)";
   if (o.kernel == 0 && (o.bm != 128 || o.bn != 256 || !transposable(in)))
     return "the one-CTA-per-tile kernel is compiled for 128 x 256 tiles of 16-bit inputs only";
   if (o.stages < 2 || o.stages > 8) return "stages must be 2..8";
@@ -67,7 +72,8 @@ std::string check_options(Input in, bool a_t, bool b_t, const Options& o) {
 }
 
 bool stages_c(const Problem& p, const Options& o) {
-  return o.kernel == 1 && o.c_rounds > 0 && p.beta == 0 && o.splits == 1;
+  // Split-K partial sums are staged whatever beta is (it applies when they are added).
+  return o.kernel == 1 && o.c_rounds > 0 && (p.beta == 0 || o.splits > 1);
 }
 
 std::size_t split_workspace_bytes(Input in, long long m, long long n, long long k,
@@ -79,14 +85,18 @@ std::size_t split_workspace_bytes(Input in, long long m, long long n, long long 
   // At most min(splits, k-tiles) ranges: an upper bound that grows with m, n and k.
   const long long ranges = o.kernel == 0 ? 1 : std::min<long long>(o.splits, k_tiles);
   if (ranges <= 1) return 0;
-  return std::size_t(ranges) * std::size_t(m) * std::size_t(partial_ld(static_cast<int>(n))) * 4;
+  return std::size_t(ranges) * std::size_t(partial_rows(static_cast<int>(m))) *
+         std::size_t(partial_ld(static_cast<int>(n))) * 4;
 }
 
 std::size_t smem_bytes(Input in, const Options& o, bool staged_c) {
   // Every input's k-tile is one 128-byte row per tile row (two for tf32x3's two parts).
   const std::size_t parts = in == Input::tf32x3 ? 2 : 1;
   const std::size_t stage = std::size_t(o.bm + o.bn) * 128 * parts + 16;
-  const std::size_t c = staged_c && o.c_rounds > 0 ? std::size_t(o.bm) * o.bn * 2 / o.c_rounds : 0;
+  // A 16-bit staging buffer per consumer: half a tile each, or a whole one in ping-pong.
+  const std::size_t tiles = pingpong(o) && in != Input::tf32x3 ? 2 : 1;
+  const std::size_t c =
+      staged_c && o.c_rounds > 0 ? tiles * o.bm * o.bn * 2 / std::size_t(o.c_rounds) : 0;
   return 1024 + std::size_t(o.stages) * stage + c;
 }
 

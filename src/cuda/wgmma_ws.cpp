@@ -2,8 +2,9 @@
 // issues every TMA copy into a ring of slots; two consumer warpgroups (232 registers, raised
 // with setmaxnreg) run wgmma on their halves of the tile and hand slots back through empty
 // barriers. Options: persistent CTAs over a grouped tile order, clusters of 2 sharing B by TMA
-// multicast, and a C tile staged in shared memory and written by TMA stores. The fixed lines
-// after it are the ladder's steps, tested and measured as such.
+// multicast, 128 x 128 tiles taken whole by the consumers in turn (ping-pong), split-K, and a C
+// tile staged in shared memory and written by TMA stores. The fixed lines after it are the
+// ladder's steps, tested and measured as such.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -20,9 +21,11 @@ namespace {
 // by TMA in two rounds (at 8192^3: bf16 787 vs 755 TFLOP/s with direct stores, i8 1,558 vs
 // 1,427 TOPS; at 4096^3: tf32 0.99x and i8 0.91x cuBLAS against 0.97x and 0.84x with 3 slots).
 // Outputs at most 128 columns wide take 256 x 128 tiles (a 128 x 256 tile would compute 3/4
-// zeros at n = 64). Fewer tiles than half the SMs (small C, long k: 256 x 256 x 65536): split-K
-// into as many k ranges as fill the SMs once, each at least 4 k-tiles, the partial sums within
-// 1/8 of the device's memory.
+// zeros at n = 64). Fewer tiles than half the SMs (small C): 128 x 128 tiles (ping-pong) without
+// a split where they fill 90 % of the SMs, or a quarter with k at most 32 k-tiles (session 9:
+// 1024^3 bf16 11 vs 22 us split 4 ways, i8 10 vs 19; 16384 x 64 x 16384 bf16 0.191 vs 0.201
+// ms, i8 0.104 vs 0.111); otherwise split-K into as many k ranges as fill the SMs once, each at
+// least 4 k-tiles, the partial sums within 1/8 of the device's memory and stored by TMA.
 Params choose(const Device& dev, const GemmDesc& d) {
   const bool narrow = d.n <= 128;
   const std::int64_t bm = narrow ? 256 : 128, bn = narrow ? 128 : 256;
@@ -32,6 +35,9 @@ Params choose(const Device& dev, const GemmDesc& d) {
   const std::int64_t bk = 128 / static_cast<std::int64_t>(dtype_size(d.types.a));
   const std::int64_t k_tiles = (d.k + bk - 1) / bk;
   if (tiles > 0 && 2 * tiles <= sms) {
+    const std::int64_t pp_tiles = ((d.m + 127) / 128) * ((d.n + 127) / 128);
+    if (10 * pp_tiles >= 9 * sms || (k_tiles <= 32 && 4 * pp_tiles >= sms))
+      return {{"BM", 128}, {"BN", 128}, {"PERSISTENT", 1}, {"STAGES", 5}, {"CSTORE", 1}};
     std::int64_t splits = std::min<std::int64_t>({sms / tiles, k_tiles / 4, 128});
     // Bandwidth-bound (flops per operand byte below the device's peak over its bandwidth:
     // 256 x 256 outputs): units for half the SMs ran faster than for all of them (bf16 / i8 at
@@ -41,11 +47,11 @@ Params choose(const Device& dev, const GemmDesc& d) {
     const double peak = dev.peak_gflops(d.types), bandwidth = dev.bandwidth_gbs;
     if (peak > 0 && bandwidth > 0 && intensity < peak / bandwidth)
       splits = std::min<std::int64_t>(splits, std::max<std::int64_t>(2, sms / (2 * tiles)));
-    const std::int64_t slice = (d.m + 16) * (d.n + 18) * 4;
+    const std::int64_t slice = ((d.m + 16 + 255) / 256 * 256) * (d.n + 20) * 4;
     if (dev.global_memory)
       splits = std::min<std::int64_t>(splits, std::int64_t(dev.global_memory / 8) / slice);
     if (splits >= 2) {
-      p.insert({{"SPLITK", splits}, {"STAGES", 4}, {"CSTORE", 0}});
+      p.insert({{"SPLITK", splits}, {"STAGES", 4}, {"CSTORE", 2}});
       return p;
     }
   }
@@ -95,6 +101,10 @@ std::vector<GemmKernel> kernels() {
            {{"PERSISTENT", 1}, {"STAGES", 4}, {"CSTORE", 2}}),
       step("cluster2", "cuda.wgmma_ws, persistent clusters of 2 sharing B by TMA multicast",
            {{"PERSISTENT", 1}, {"CLUSTER", 2}, {"STAGES", 4}, {"CSTORE", 2}}),
+      step("pingpong",
+           "cuda.wgmma_ws, persistent, 128 x 128 tiles taken whole by the two consumer "
+           "warpgroups in turn (one's epilogue under the other's multiplies), 5 slots, TMA store",
+           {{"BM", 128}, {"BN", 128}, {"PERSISTENT", 1}, {"STAGES", 5}, {"CSTORE", 1}}),
       step("m256n128", "cuda.wgmma_ws with 256 x 128 tiles, persistent, clusters of 2",
            {{"BM", 256},
             {"BN", 128},

@@ -359,6 +359,41 @@ TEST(CudaTensorCores, ThreeTf32AsAccurateAsSimtFp32) {
   }
 }
 
+// Ping-pong (cuda.wgmma_ws, 128 x 128 tiles): the two consumer warpgroups take a persistent
+// CTA's tiles in turn, each skipping the other's ring slots. Outputs of more tiles than SMs give
+// CTAs one to four tiles (odd and even counts), short k wraps the ring inside and across tiles,
+// split-K gives ranges of unequal length (partial sums stored directly here; the shape suite
+// runs the ping-pong step with them through TMA), and beta != 0 takes the direct stores.
+TEST(CudaTensorCores, PingPongConsumersTakeTilesInTurn) {
+  KAFEL_REQUIRE_CUDA();
+  if (!cuda0()->caps.has(Cap::wgmma_sm90a)) GTEST_SKIP() << "no wgmma on this GPU";
+  struct Case {
+    const char* types;
+    std::int64_t m, n, k;
+    double beta;
+    std::int64_t stages, cstore, splits;
+  };
+  const Case cases[] = {
+      {"bf16", 2113, 1539, 300, 0.0, 5, 1, 1},      // 17 x 13 tiles: one or two per CTA
+      {"bf16", 4096, 2048, 192, 0.0, 3, 1, 1},      // 512 tiles, 3 k-tiles each: ring wraps
+      {"f16->f32", 2048, 2176, 520, 0.5, 6, 2, 1},  // beta != 0: direct stores
+      {"f32/tf32", 4096, 1024, 100, 0.0, 4, 2, 1},  // 32-bit C in four rounds
+      {"i8", 3000, 2100, 1000, 0.0, 5, 1, 1},       // exact
+      {"bf16", 1100, 1300, 1000, 0.0, 5, 0, 3},     // 99 tiles x 3 ranges of 6, 6, 4 k-tiles
+  };
+  for (const Case& c : cases) {
+    const GemmDesc d{c.m, c.n, c.k, Op::N, Op::N, 1.0, c.beta, GemmTypes::parse(c.types)};
+    test::ProblemOptions opt;
+    opt.seed = static_cast<std::uint64_t>(c.m + c.k);
+    opt.integer_values = d.types.a == DType::i8;
+    test::Problem p = test::make_problem(d, opt);
+    const Params params{{"BM", 128},          {"BN", 128},          {"PERSISTENT", 1},
+                        {"STAGES", c.stages}, {"CSTORE", c.cstore}, {"SPLITK", c.splits}};
+    const VerifyResult r = test::run_and_verify(*cuda0(), "cuda.wgmma_ws", p, params);
+    EXPECT_TRUE(r.passed) << d.shape() << " stages " << c.stages << ": " << r.message;
+  }
+}
+
 TEST(CudaBaseline, Fp8NeedsComputeCapability89AndTensorRolesNeedSm80) {
   const GemmDesc fp8 = cube(256, GemmTypes::parse("e4m3"));
   EXPECT_EQ(choose_gemm(described_gpu(90), fp8, "cuda.cublas").kernel, "cuda.cublas");

@@ -3,6 +3,7 @@
 // memory or were not compiled are refused by can_run. (Correctness runs in the ladder tests.)
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdlib>
 #include <string>
 
@@ -113,6 +114,36 @@ TEST_F(Wgmma, OnlyCompiledTilesAreAccepted) {
   EXPECT_EQ(k.params.check(p), "");
 }
 
+// 128 x 128 tiles run ping-pong: persistent only; 32 KiB slots, a whole staged C tile per
+// consumer.
+TEST_F(Wgmma, PingPongTilesArePersistentAndFitTheirStagingBuffers) {
+  const Device hopper = fake_gpu(Caps(Cap::fp64) | Cap::fp16 | Cap::mma_sm80 | Cap::wgmma_sm90a);
+  const GemmKernel& k = kernel("cuda.wgmma_ws");
+  Params p = k.params.defaults();
+  p["BM"] = 128;
+  p["BN"] = 128;
+  p["PERSISTENT"] = 0;
+  EXPECT_NE(k.params.check(p), "");
+  p["PERSISTENT"] = 1;
+  p["STAGES"] = 5;
+  p["CSTORE"] = 1;  // two 32 KiB C tiles next to 5 x 32 KiB slots
+  EXPECT_EQ(k.params.check(p), "");
+  EXPECT_EQ(k.can_run(hopper, bf16_problem(), p), "");
+  p["STAGES"] = 6;
+  const std::string why = k.can_run(hopper, bf16_problem(), p);
+  EXPECT_NE(why.find("shared memory"), std::string::npos) << why;
+  p["CSTORE"] = 2;  // half tiles: 6 slots fit
+  EXPECT_EQ(k.can_run(hopper, bf16_problem(), p), "");
+  cuda::sm90::Options o;
+  o.bm = o.bn = 128;
+  EXPECT_NE(cuda::sm90::check_options(cuda::sm90::Input::bf16, false, false, o), "");
+  o.persistent = true;
+  EXPECT_EQ(cuda::sm90::check_options(cuda::sm90::Input::bf16, false, false, o), "");
+  EXPECT_EQ(cuda::sm90::check_options(cuda::sm90::Input::i8, false, true, o), "");
+  o.kernel = 0;
+  EXPECT_NE(cuda::sm90::check_options(cuda::sm90::Input::bf16, false, false, o), "");
+}
+
 TEST_F(Wgmma, EightBitInputsNeedKMajorOperands) {
   cuda::sm90::Options o;
   EXPECT_NE(cuda::sm90::check_options(cuda::sm90::Input::e4m3, false, false, o), "");
@@ -166,10 +197,21 @@ TEST_F(Wgmma, SmallOutputsSplitKOverTheSms) {
   EXPECT_EQ(splits(256, 256, 2048, "bf16"), 8);     // 32 k-tiles: 8 ranges of 4
   hopper.tensor_peaks.clear();
   hopper.bandwidth_gbs = 0;
-  // Skinny outputs take 256 x 128 tiles: 64 of them at 16384 x 64, split in two.
-  EXPECT_EQ(splits(16384, 64, 16384, "bf16"), 2);
-  const GemmDesc skinny{16384, 64, 16384, Op::N, Op::N, 1.0, 0.0, GemmTypes::parse("bf16")};
-  EXPECT_EQ(choose_params_for(k, hopper, skinny, {}).params.at("BN"), 128);
+  // Where 128 x 128 tiles fill 90 % of the SMs (128 at 16384 x 64), or a quarter of them with
+  // at most 32 k-tiles (64 at 1024^3), they run ping-pong without a split.
+  for (const auto& [m, n, kk] : {std::array<std::int64_t, 3>{16384, 64, 16384},
+                                 std::array<std::int64_t, 3>{1024, 1024, 1024}}) {
+    const GemmDesc d{m, n, kk, Op::N, Op::N, 1.0, 0.0, GemmTypes::parse("bf16")};
+    const Params p = choose_params_for(k, hopper, d, {}).params;
+    EXPECT_EQ(p.at("BM"), 128) << d.shape();
+    EXPECT_EQ(p.at("BN"), 128) << d.shape();
+    EXPECT_EQ(p.at("PERSISTENT"), 1) << d.shape();
+    EXPECT_EQ(splits(m, n, kk, "bf16"), 1) << d.shape();
+  }
+  // Narrow outputs with fewer tiles take 256 x 128 tiles and split.
+  const GemmDesc narrow{4096, 64, 16384, Op::N, Op::N, 1.0, 0.0, GemmTypes::parse("bf16")};
+  EXPECT_EQ(choose_params_for(k, hopper, narrow, {}).params.at("BM"), 256);
+  EXPECT_EQ(splits(4096, 64, 16384, "bf16"), 8);  // 16 tiles: 8 ranges fill 128 SMs
   // The one-CTA-per-tile kernel has no split-K.
   cuda::sm90::Options o;
   o.kernel = 0;
