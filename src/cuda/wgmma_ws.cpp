@@ -26,6 +26,11 @@ namespace {
 // 1024^3 bf16 11 vs 22 us split 4 ways, i8 10 vs 19; 16384 x 64 x 16384 bf16 0.191 vs 0.201
 // ms, i8 0.104 vs 0.111); otherwise split-K into as many k ranges as fill the SMs once, each at
 // least 4 k-tiles, the partial sums within 1/8 of the device's memory and stored by TMA.
+// 16-bit inputs pair CTAs in clusters sharing B where that measured faster (session 9, bf16:
+// persistent over 4 waves of tiles, 8192 x 8192 x 1024 0.209 -> 0.201 ms; split 128 x 256
+// tiles, 1024 x 1024 x 16384 0.065 -> 0.061), not where it did not (equal at 4096^3 and
+// 8192^3; slower at 2048^3 (one wave), for 256 x 128 tiles at 4096 x 64 x 16384, for 2 tiles
+// at 256 x 256 x 65536, and for i8).
 Params choose(const Device& dev, const GemmDesc& d) {
   const bool narrow = d.n <= 128;
   const std::int64_t bm = narrow ? 256 : 128, bn = narrow ? 128 : 256;
@@ -34,6 +39,7 @@ Params choose(const Device& dev, const GemmDesc& d) {
   const std::int64_t tiles = ((d.m + bm - 1) / bm) * ((d.n + bn - 1) / bn);
   const std::int64_t bk = 128 / static_cast<std::int64_t>(dtype_size(d.types.a));
   const std::int64_t k_tiles = (d.k + bk - 1) / bk;
+  const bool sixteen_bit = dtype_size(d.types.a) == 2;
   if (tiles > 0 && 2 * tiles <= sms) {
     const std::int64_t pp_tiles = ((d.m + 127) / 128) * ((d.n + 127) / 128);
     if (10 * pp_tiles >= 9 * sms || (k_tiles <= 32 && 4 * pp_tiles >= sms))
@@ -52,11 +58,15 @@ Params choose(const Device& dev, const GemmDesc& d) {
       splits = std::min<std::int64_t>(splits, std::int64_t(dev.global_memory / 8) / slice);
     if (splits >= 2) {
       p.insert({{"SPLITK", splits}, {"STAGES", 4}, {"CSTORE", 2}});
+      if (sixteen_bit && !narrow && tiles >= 8) p["CLUSTER"] = 2;
       return p;
     }
   }
   if (d.k <= 2048)
-    p.insert({{"PERSISTENT", 1}, {"STAGES", 3}, {"CSTORE", 1}});
+    p.insert({{"PERSISTENT", 1},
+              {"STAGES", 3},
+              {"CSTORE", 1},
+              {"CLUSTER", sixteen_bit && tiles >= 4 * sms ? 2 : 1}});
   else
     p.insert({{"STAGES", 4}, {"CSTORE", 2}});
   return p;

@@ -208,6 +208,22 @@ TEST_F(Wgmma, SmallOutputsSplitKOverTheSms) {
     EXPECT_EQ(p.at("PERSISTENT"), 1) << d.shape();
     EXPECT_EQ(splits(m, n, kk, "bf16"), 1) << d.shape();
   }
+  // 16-bit inputs share B in clusters of 2 where that measured faster (split 128 x 256 tiles,
+  // persistent over at least 4 waves at k <= 2048); 8-bit inputs, one wave, narrow tiles and
+  // 2-tile outputs do not.
+  auto cluster = [&](std::int64_t m, std::int64_t n, std::int64_t kk, const char* t) {
+    const GemmDesc d{m, n, kk, Op::N, Op::N, 1.0, 0.0, GemmTypes::parse(t)};
+    const GemmChoice c = choose_params_for(k, hopper, d, {});
+    EXPECT_EQ(k.can_run(hopper, d, c.params), "") << d.shape() << " " << c.config();
+    return c.params.at("CLUSTER");
+  };
+  EXPECT_EQ(cluster(1024, 1024, 16384, "bf16"), 2);
+  EXPECT_EQ(cluster(8192, 8192, 1024, "f16"), 2);
+  EXPECT_EQ(cluster(8192, 8192, 1024, "i8"), 1);
+  EXPECT_EQ(cluster(256, 256, 65536, "bf16"), 1);
+  EXPECT_EQ(cluster(4096, 4096, 4096, "bf16"), 1);
+  EXPECT_EQ(cluster(2048, 2048, 2048, "bf16"), 1);
+  EXPECT_EQ(cluster(4096, 64, 16384, "bf16"), 1);
   // Narrow outputs with fewer tiles take 256 x 128 tiles and split.
   const GemmDesc narrow{4096, 64, 16384, Op::N, Op::N, 1.0, 0.0, GemmTypes::parse("bf16")};
   EXPECT_EQ(choose_params_for(k, hopper, narrow, {}).params.at("BM"), 256);
