@@ -78,6 +78,21 @@ std::size_t smem_bytes(Input in, const Options& o, bool staged_c);
 // True when the C staging path applies to this problem under `o`.
 bool stages_c(const Problem& p, const Options& o);
 
+// Elements per row of the split-K partial sums: n rounded up to 4 (rows 16-byte aligned, as TMA
+// stores need).
+inline long long partial_ld(long long n) {
+  return (n + 3) / 4 * 4;
+}
+// Rows per split of the partial sums: m rounded up to the tallest tile, so that a tile stored by
+// TMA never reaches into the next split's rows.
+inline long long partial_rows(long long m) {
+  return (m + 255) / 256 * 256;
+}
+// Bytes of one split's partial sums of an m x n output.
+inline std::size_t split_slice_bytes(long long m, long long n) {
+  return std::size_t(partial_rows(m)) * std::size_t(partial_ld(n)) * 4;
+}
+
 // Bytes of split-K workspace enough for an m x n x k problem of `in` under `o`, and for any
 // smaller one (0 without a split).
 std::size_t split_workspace_bytes(Input in, long long m, long long n, long long k,

@@ -782,17 +782,6 @@ inline void split_ranges(int k_tiles, int splits, int& per_split, int& ranges) {
   ranges = (k_tiles + per_split - 1) / per_split;
 }
 
-// Elements per row of the split-K partial sums: n rounded up to 4 (rows 16-byte aligned, as TMA
-// stores need).
-inline long long partial_ld(int n) {
-  return (static_cast<long long>(n) + 3) / 4 * 4;
-}
-// Rows per split of the partial sums: m rounded up to the tallest tile, so that a tile stored by
-// TMA never reaches into the next split's rows.
-inline long long partial_rows(int m) {
-  return (static_cast<long long>(m) + 255) / 256 * 256;
-}
-
 // ==== host side (templates instantiated by wgmma_sm90a.cu) ====================================
 
 using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,

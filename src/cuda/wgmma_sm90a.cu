@@ -85,8 +85,7 @@ std::size_t split_workspace_bytes(Input in, long long m, long long n, long long 
   // At most min(splits, k-tiles) ranges: an upper bound that grows with m, n and k.
   const long long ranges = o.kernel == 0 ? 1 : std::min<long long>(o.splits, k_tiles);
   if (ranges <= 1) return 0;
-  return std::size_t(ranges) * std::size_t(partial_rows(static_cast<int>(m))) *
-         std::size_t(partial_ld(static_cast<int>(n))) * 4;
+  return std::size_t(ranges) * split_slice_bytes(m, n);
 }
 
 std::size_t smem_bytes(Input in, const Options& o, bool staged_c) {

@@ -16,6 +16,10 @@
 namespace kafel::cuda {
 namespace {
 
+// 128 x 128 tiles taken whole by the consumers in turn: the ladder step, and the default for
+// small outputs.
+const Params kPingPong{{"BM", 128}, {"BN", 128}, {"PERSISTENT", 1}, {"STAGES", 5}, {"CSTORE", 1}};
+
 // Measured on an H100 (docs/cuda.md, Hopper): persistent with the TMA-store epilogue at
 // k = 1024, where the epilogue weighs most; elsewhere one CTA per tile with 4 slots and C stored
 // by TMA in two rounds (at 8192^3: bf16 787 vs 755 TFLOP/s with direct stores, i8 1,558 vs
@@ -42,8 +46,7 @@ Params choose(const Device& dev, const GemmDesc& d) {
   const bool sixteen_bit = dtype_size(d.types.a) == 2;
   if (tiles > 0 && 2 * tiles <= sms) {
     const std::int64_t pp_tiles = ((d.m + 127) / 128) * ((d.n + 127) / 128);
-    if (10 * pp_tiles >= 9 * sms || (k_tiles <= 32 && 4 * pp_tiles >= sms))
-      return {{"BM", 128}, {"BN", 128}, {"PERSISTENT", 1}, {"STAGES", 5}, {"CSTORE", 1}};
+    if (10 * pp_tiles >= 9 * sms || (k_tiles <= 32 && 4 * pp_tiles >= sms)) return kPingPong;
     std::int64_t splits = std::min<std::int64_t>({sms / tiles, k_tiles / 4, 128});
     // Bandwidth-bound (flops per operand byte below the device's peak over its bandwidth:
     // 256 x 256 outputs): units for half the SMs ran faster than for all of them (bf16 / i8 at
@@ -53,7 +56,8 @@ Params choose(const Device& dev, const GemmDesc& d) {
     const double peak = dev.peak_gflops(d.types), bandwidth = dev.bandwidth_gbs;
     if (peak > 0 && bandwidth > 0 && intensity < peak / bandwidth)
       splits = std::min<std::int64_t>(splits, std::max<std::int64_t>(2, sms / (2 * tiles)));
-    const std::int64_t slice = ((d.m + 16 + 255) / 256 * 256) * (d.n + 20) * 4;
+    // The plan pads m and n by up to 16 (see workspace_of).
+    const auto slice = static_cast<std::int64_t>(sm90::split_slice_bytes(d.m + 16, d.n + 16));
     if (dev.global_memory)
       splits = std::min<std::int64_t>(splits, std::int64_t(dev.global_memory / 8) / slice);
     if (splits >= 2) {
@@ -114,7 +118,7 @@ std::vector<GemmKernel> kernels() {
       step("pingpong",
            "cuda.wgmma_ws, persistent, 128 x 128 tiles taken whole by the two consumer "
            "warpgroups in turn (one's epilogue under the other's multiplies), 5 slots, TMA store",
-           {{"BM", 128}, {"BN", 128}, {"PERSISTENT", 1}, {"STAGES", 5}, {"CSTORE", 1}}),
+           kPingPong),
       step("m256n128", "cuda.wgmma_ws with 256 x 128 tiles, persistent, clusters of 2",
            {{"BM", 256},
             {"BN", 128},
