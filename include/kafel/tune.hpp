@@ -1,6 +1,7 @@
 // The parameter search behind `kafel tune`: for each kernel x element roles x size, try
-// candidates of the kernel's ParamSpace (exhaustive when small, random sampling then neighbour
-// refinement when large) through the benchmark harness (verified, then timed), store the best.
+// candidates of the kernel's ParamSpace (from the kernel's own choice: neighbours, random
+// samples, neighbours of the best) through the benchmark harness (verified, then timed), and
+// store the best when re-timing confirms it beats the kernel's own choice.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +35,9 @@ struct TuneResult {
   Params best;
   double best_gflops = 0, default_gflops = 0;
   int tried = 0, failed = 0, space = 0;
+  // No candidate beat the kernel's own choice (its heuristic or defaults) by 1 % when both were
+  // re-timed: the stored entry has no parameters, so the heuristic stays in charge of the class.
+  bool kept_start = false;
   std::string note;  // why nothing was stored, when so
 };
 

@@ -2,12 +2,14 @@
 // Allocation failures become kafel::OutOfMemory with the size asked for.
 #include "kafel/matrix.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
 
+#include "core/thread_pool.hpp"
 #include "kafel/error.hpp"
 
 namespace kafel {
@@ -83,21 +85,59 @@ void for_each_part(const MatrixView& m, std::int64_t i, std::int64_t j, Fn&& fn)
 
 }  // namespace
 
+namespace {
+
+// Elements (in row order) drawn from one generator. Each block's generator is seeded from one
+// draw of the caller's and the block's index, so the values depend on the seed and the shape
+// only, never on the thread count, and large matrices fill on every core.
+constexpr std::int64_t kFillBlock = std::int64_t(1) << 16;
+
+std::uint64_t mix(std::uint64_t x) {  // splitmix64's finaliser: well-spread block seeds
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// make() gives each block its drawer: draw(engine, part type) -> the value of one real part.
+template <class MakeDraw>
+void fill_blocks(const MatrixView& m, std::mt19937_64& rng, const MakeDraw& make) {
+  const std::uint64_t base = rng();
+  const std::int64_t count = m.rows * m.cols;
+  const std::int64_t blocks = (count + kFillBlock - 1) / kFillBlock;
+  const auto fill = [&](std::int64_t first, std::int64_t last) {
+    for (std::int64_t b = first; b < last; ++b) {
+      std::mt19937_64 engine(mix(base + std::uint64_t(b)));
+      auto draw = make();
+      const std::int64_t end = std::min(count, (b + 1) * kFillBlock);
+      for (std::int64_t e = b * kFillBlock; e < end; ++e)
+        for_each_part(m, e / m.cols, e % m.cols,
+                      [&](void* p, DType t) { store_from_double(t, p, draw(engine, t)); });
+    }
+  };
+  if (blocks <= 1)
+    fill(0, blocks);
+  else
+    parallel_rows(blocks, 1, fill);
+}
+
+}  // namespace
+
 void fill_random_normal(const MatrixView& m, std::mt19937_64& rng, double mean, double stddev) {
-  std::normal_distribution<double> normal(mean, stddev);
-  std::uniform_int_distribution<int> ints(-8, 8);
-  for (std::int64_t i = 0; i < m.rows; ++i)
-    for (std::int64_t j = 0; j < m.cols; ++j)
-      for_each_part(m, i, j, [&](void* p, DType t) {
-        store_from_double(t, p, is_integer(t) ? double(ints(rng)) : normal(rng));
-      });
+  fill_blocks(m, rng, [&] {
+    return [normal = std::normal_distribution<double>(mean, stddev),
+            ints = std::uniform_int_distribution<int>(-8, 8)](std::mt19937_64& engine,
+                                                              DType t) mutable {
+      return is_integer(t) ? double(ints(engine)) : normal(engine);
+    };
+  });
 }
 
 void fill_random_integers(const MatrixView& m, std::mt19937_64& rng, int lo, int hi) {
-  std::uniform_int_distribution<int> ints(lo, hi);
-  for (std::int64_t i = 0; i < m.rows; ++i)
-    for (std::int64_t j = 0; j < m.cols; ++j)
-      for_each_part(m, i, j, [&](void* p, DType t) { store_from_double(t, p, double(ints(rng))); });
+  fill_blocks(m, rng, [&] {
+    return [ints = std::uniform_int_distribution<int>(lo, hi)](
+               std::mt19937_64& engine, DType) mutable { return double(ints(engine)); };
+  });
 }
 
 void poison(const MatrixView& m) {
@@ -106,8 +146,10 @@ void poison(const MatrixView& m) {
   const DType part = info.kind == TypeKind::complex ? info.component : m.dtype;
   const std::size_t parts = info.kind == TypeKind::complex ? 2 : 1, es = dtype_size(part);
   const double value = is_integer(part) ? -1234567.0 : std::numeric_limits<double>::quiet_NaN();
+  unsigned char pattern[16];
+  store_from_double(part, pattern, value);
   for (std::int64_t e = 0; e < n * std::int64_t(parts); ++e)
-    store_from_double(part, static_cast<char*>(m.data) + e * es, value);
+    std::memcpy(static_cast<char*>(m.data) + e * es, pattern, es);
 }
 
 void copy(const MatrixView& src, const MatrixView& dst) {

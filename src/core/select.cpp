@@ -31,6 +31,11 @@ Params tuned_params(const GemmKernel& k, const Device& device, const GemmDesc& d
     origin = "shipped";
   }
   if (!match.entry) return {};
+  // An entry without parameters records that the kernel's own choice measured fastest there.
+  if (match.entry->params.empty()) {
+    source = origin + ": " + match.key + ", the kernel's own choice";
+    return {};
+  }
   Params tuned;
   for (const auto& [name, v] : match.entry->params)
     if (k.params.has(name)) tuned[name] = v;
@@ -48,12 +53,8 @@ struct Resolved {
 
 Resolved resolve_params(const GemmKernel& k, const Device& device, const GemmDesc& desc,
                         const Params& overrides) {
-  Resolved r{k.params.defaults(), "default"};
-  if (k.heuristic) {
-    const Params h = k.heuristic(device, desc);
-    for (const auto& [name, v] : h) r.params[k.params.get(name).name] = v;
-    if (!h.empty()) r.source = "heuristic";
-  }
+  Resolved r{heuristic_params(k, device, desc), "default"};
+  if (k.heuristic && !k.heuristic(device, desc).empty()) r.source = "heuristic";
   std::string tuned_from;
   for (const auto& [name, v] : tuned_params(k, device, desc, r.params, tuned_from))
     r.params[name] = v;
@@ -64,6 +65,13 @@ Resolved resolve_params(const GemmKernel& k, const Device& device, const GemmDes
 }
 
 }  // namespace
+
+Params heuristic_params(const GemmKernel& k, const Device& device, const GemmDesc& desc) {
+  Params p = k.params.defaults();
+  if (k.heuristic)
+    for (const auto& [name, v] : k.heuristic(device, desc)) p[k.params.get(name).name] = v;
+  return p;
+}
 
 std::string GemmChoice::config() const {
   return params.empty() ? "(" + source + ")" : format_params(params) + " (" + source + ")";

@@ -67,6 +67,7 @@ std::string size_class(const GemmDesc& d) {
   const std::int64_t lo = std::min(d.m, d.n), hi = std::max(d.m, d.n);
   if (d.k >= 8 * hi && d.k >= 4096) return prefix + "long-k";
   if (lo <= 128 && hi >= 16 * lo && d.k >= 1024) return prefix + "skinny";
+  if (lo >= 1024 && d.k <= 2048 && 4 * d.k <= lo) return prefix + "short-k";
   const double g = std::cbrt(double(d.m) * double(d.n) * double(d.k));
   return prefix + (g <= 384 ? "small" : g <= 1536 ? "medium" : "large");
 }

@@ -15,19 +15,20 @@ namespace kafel {
 
 // The class of a problem for the tuning database. Shape classes first: "long-k" (k >= 8 max(m, n)
 // and k >= 4096: few output tiles, the work lies along k), "skinny" (min(m, n) <= 128,
-// max(m, n) >= 16 min(m, n), k >= 1024); otherwise by the geometric mean of m, n, k: "small"
-// (<= 384), "medium" (<= 1536) or "large". A batch (batch > 1) prefixes "batched-" to the
-// class of one matrix.
+// max(m, n) >= 16 min(m, n), k >= 1024), "short-k" (min(m, n) >= 1024, k <= 2048 and
+// k <= min(m, n) / 4: a wide output over a short k, where writing C weighs on each tile);
+// otherwise by the geometric mean of m, n, k: "small" (<= 384), "medium" (<= 1536) or "large".
+// A batch (batch > 1) prefixes "batched-" to the class of one matrix.
 std::string size_class(const GemmDesc& d);
-// Whether a class is a shape class (long-k, skinny, any batched-*): entries of those classes
-// are used for their own class only (Database::find's fallback skips them).
+// Whether a class is a shape class (long-k, skinny, short-k, any batched-*): entries of those
+// classes are used for their own class only (Database::find's fallback skips them).
 bool shape_class(const std::string& size_class);
 
 struct Entry {
   std::string device, driver, vendor;  // who measured it
   std::string kernel, dtype, size_class;
-  Params params;
-  double gflops = 0;          // measured with these parameters
+  Params params;      // empty: the kernel's own choice (heuristic or defaults) measured fastest
+  double gflops = 0;  // measured with these parameters
   double default_gflops = 0;  // measured with the kernel's defaults, same run
   std::string shape;          // the problem it was measured on
 };

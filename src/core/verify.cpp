@@ -26,14 +26,31 @@ double op_get(const MatrixView& X, Op op, std::int64_t i, std::int64_t j) {
   return op == Op::N ? X.get(i, j) : X.get(j, i);
 }
 
+// Rows (or columns) per thread below which a pass over an operand stays on one thread.
+constexpr std::int64_t kRowsPerThread = 64;
+
+// The passes over operands below split their rows or columns between threads; each sum keeps
+// its sequential order, so the results do not depend on the thread count.
 Norms operand_norms(const GemmDesc& d, const MatrixView& A, const MatrixView& B) {
   Norms n{std::vector<double>(d.m, 0.0), std::vector<double>(d.n, 0.0)};
-  for (std::int64_t i = 0; i < d.m; ++i)
-    for (std::int64_t p = 0; p < d.k; ++p) n.row_a[i] += std::pow(op_get(A, d.op_a, i, p), 2);
-  for (std::int64_t p = 0; p < d.k; ++p)
-    for (std::int64_t j = 0; j < d.n; ++j) n.col_b[j] += std::pow(op_get(B, d.op_b, p, j), 2);
-  for (auto& v : n.row_a) v = std::sqrt(v);
-  for (auto& v : n.col_b) v = std::sqrt(v);
+  parallel_rows(d.m, kRowsPerThread, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t i = lo; i < hi; ++i) {
+      double s = 0;
+      for (std::int64_t p = 0; p < d.k; ++p) {
+        const double v = op_get(A, d.op_a, i, p);
+        s += v * v;
+      }
+      n.row_a[i] = std::sqrt(s);
+    }
+  });
+  parallel_rows(d.n, kRowsPerThread, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t p = 0; p < d.k; ++p)
+      for (std::int64_t j = lo; j < hi; ++j) {
+        const double v = op_get(B, d.op_b, p, j);
+        n.col_b[j] += v * v;
+      }
+    for (std::int64_t j = lo; j < hi; ++j) n.col_b[j] = std::sqrt(n.col_b[j]);
+  });
   return n;
 }
 
@@ -132,11 +149,13 @@ VerifyResult verify_full(const GemmDesc& d, const MatrixView& A, const MatrixVie
 std::vector<double> apply(const MatrixView& X, Op op, std::int64_t rows, std::int64_t cols,
                           const std::vector<double>& x) {
   std::vector<double> y(rows, 0.0);
-  for (std::int64_t i = 0; i < rows; ++i) {
-    double s = 0;
-    for (std::int64_t j = 0; j < cols; ++j) s += op_get(X, op, i, j) * x[j];
-    y[i] = s;
-  }
+  parallel_rows(rows, kRowsPerThread, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t i = lo; i < hi; ++i) {
+      double s = 0;
+      for (std::int64_t j = 0; j < cols; ++j) s += op_get(X, op, i, j) * x[j];
+      y[i] = s;
+    }
+  });
   return y;
 }
 
@@ -156,17 +175,24 @@ VerifyResult verify_freivalds_int(const GemmDesc& d, const MatrixView& A, const 
   for (int trial = 0; trial < 2; ++trial) {
     std::vector<std::uint32_t> x(d.n), bx(d.k, 0u);
     for (auto& v : x) v = static_cast<std::uint32_t>(rng()) | 1u;
-    for (std::int64_t p = 0; p < d.k; ++p)
-      for (std::int64_t j = 0; j < d.n; ++j) bx[p] += u32(B, d.op_b, p, j) * x[j];
-    for (std::int64_t i = 0; i < d.m; ++i) {
-      std::uint32_t want = 0, got = 0, c0x = 0;
-      for (std::int64_t p = 0; p < d.k; ++p) want += u32(A, d.op_a, i, p) * bx[p];
-      for (std::int64_t j = 0; j < d.n; ++j) {
-        got += u32(C, Op::N, i, j) * x[j];
-        if (d.beta != 0) c0x += u32(C0, Op::N, i, j) * x[j];
+    parallel_rows(d.k, kRowsPerThread, [&](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t p = lo; p < hi; ++p)
+        for (std::int64_t j = 0; j < d.n; ++j) bx[p] += u32(B, d.op_b, p, j) * x[j];
+    });
+    std::vector<char> wrong(d.m, 0);
+    parallel_rows(d.m, kRowsPerThread, [&](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t i = lo; i < hi; ++i) {
+        std::uint32_t want = 0, got = 0, c0x = 0;
+        for (std::int64_t p = 0; p < d.k; ++p) want += u32(A, d.op_a, i, p) * bx[p];
+        for (std::int64_t j = 0; j < d.n; ++j) {
+          got += u32(C, Op::N, i, j) * x[j];
+          if (d.beta != 0) c0x += u32(C0, Op::N, i, j) * x[j];
+        }
+        wrong[i] = al * want + be * c0x != got;
       }
-      want = al * want + be * c0x;
-      if (want != got && r.worst_ratio == 0) {
+    });
+    for (std::int64_t i = 0; i < d.m; ++i) {
+      if (wrong[i] && r.worst_ratio == 0) {
         r.worst_ratio = INFINITY;
         r.worst_i = i;
         r.max_abs_err = INFINITY;
@@ -193,22 +219,31 @@ VerifyResult verify_freivalds(const GemmDesc& d, const MatrixView& A, const Matr
     for (auto& v : x) v = (rng() & 1) ? 1.0 : -1.0;
     const auto bx = apply(B, d.op_b, d.k, d.n, x);
     const auto abx = apply(A, d.op_a, d.m, d.k, bx);
-    for (std::int64_t i = 0; i < d.m; ++i) {
+    struct Row {
       double got = 0, c0x = 0, abs_c = 0, abs_c0 = 0;
-      for (std::int64_t j = 0; j < d.n; ++j) {
-        const double c = C.get(i, j);
-        got += c * x[j];
-        abs_c += std::fabs(c);
-        if (d.beta != 0) {
-          const double c0 = C0.get(i, j);
-          c0x += c0 * x[j];
-          abs_c0 += std::fabs(c0);
+    };
+    std::vector<Row> rows(d.m);
+    parallel_rows(d.m, kRowsPerThread, [&](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t i = lo; i < hi; ++i) {
+        Row& w = rows[i];
+        for (std::int64_t j = 0; j < d.n; ++j) {
+          const double c = C.get(i, j);
+          w.got += c * x[j];
+          w.abs_c += std::fabs(c);
+          if (d.beta != 0) {
+            const double c0 = C0.get(i, j);
+            w.c0x += c0 * x[j];
+            w.abs_c0 += std::fabs(c0);
+          }
         }
       }
-      const double want = d.alpha * abx[i] + (d.beta != 0 ? d.beta * c0x : 0.0);
+    });
+    for (std::int64_t i = 0; i < d.m; ++i) {
+      const Row& w = rows[i];
+      const double want = d.alpha * abx[i] + (d.beta != 0 ? d.beta * w.c0x : 0.0);
       const double prod = std::fabs(d.alpha) * nrm.row_a[i] * sum_nb;
-      const double tol = freivalds_tolerance(d, bd, prod, abs_c, abs_c0);
-      account(r, got, want, tol, i, -1, err2, ref2);
+      const double tol = freivalds_tolerance(d, bd, prod, w.abs_c, w.abs_c0);
+      account(r, w.got, want, tol, i, -1, err2, ref2);
     }
   }
   finish(r, err2, ref2, "");

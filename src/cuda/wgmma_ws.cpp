@@ -20,21 +20,22 @@ namespace {
 // small outputs.
 const Params kPingPong{{"BM", 128}, {"BN", 128}, {"PERSISTENT", 1}, {"STAGES", 5}, {"CSTORE", 1}};
 
-// Measured on an H100 (docs/cuda.md, Hopper): persistent with the TMA-store epilogue at
-// k = 1024, where the epilogue weighs most; elsewhere one CTA per tile with 4 slots and C stored
-// by TMA in two rounds (at 8192^3: bf16 787 vs 755 TFLOP/s with direct stores, i8 1,558 vs
-// 1,427 TOPS; at 4096^3: tf32 0.99x and i8 0.91x cuBLAS against 0.97x and 0.84x with 3 slots).
+// Measured on an H100 (docs/cuda.md, Hopper; session 10 swept persistence, clusters and the
+// group height on every role): persistent with the TMA-store epilogue and groups of 16 tile rows
+// at k <= 2048, where the epilogue weighs most (8192 x 8192 x 1024: bf16 0.96x cuBLAS against
+// 0.94x in clusters and 0.90x with groups of 8; tf32 1.03x, i8 1.05x, e4m3 1.05x); above it,
+// persistent clusters of 2 sharing B with 4 slots and C stored by TMA in two rounds (4096^3 /
+// 8192^3: i8 0.97 / 1.16x against 0.89 / 1.11x for one CTA per tile, f16 0.98 / 1.03x against
+// 0.93 / 1.01x; persistent CTAs without clusters ran 0.79-0.95x with groups of 8).
 // Outputs at most 128 columns wide take 256 x 128 tiles (a 128 x 256 tile would compute 3/4
 // zeros at n = 64). Fewer tiles than half the SMs (small C): 128 x 128 tiles (ping-pong) without
 // a split where they fill 90 % of the SMs, or a quarter with k at most 32 k-tiles (session 9:
 // 1024^3 bf16 11 vs 22 us split 4 ways, i8 10 vs 19; 16384 x 64 x 16384 bf16 0.191 vs 0.201
 // ms, i8 0.104 vs 0.111); otherwise split-K into as many k ranges as fill the SMs once, each at
 // least 4 k-tiles, the partial sums within 1/8 of the device's memory and stored by TMA.
-// 16-bit inputs pair CTAs in clusters sharing B where that measured faster (session 9, bf16:
-// persistent over 4 waves of tiles, 8192 x 8192 x 1024 0.209 -> 0.201 ms; split 128 x 256
-// tiles, 1024 x 1024 x 16384 0.065 -> 0.061), not where it did not (equal at 4096^3 and
-// 8192^3; slower at 2048^3 (one wave), for 256 x 128 tiles at 4096 x 64 x 16384, for 2 tiles
-// at 256 x 256 x 65536, and for i8).
+// Split 128 x 256 tiles of 16-bit inputs pair CTAs in clusters sharing B (session 9: 1024 x
+// 1024 x 16384 0.065 -> 0.061 ms), not 256 x 128 tiles (4096 x 64 x 16384), 2-tile outputs
+// (256 x 256 x 65536) or i8, where that measured slower.
 Params choose(const Device& dev, const GemmDesc& d) {
   const bool narrow = d.n <= 128;
   const std::int64_t bm = narrow ? 256 : 128, bn = narrow ? 128 : 256;
@@ -67,10 +68,9 @@ Params choose(const Device& dev, const GemmDesc& d) {
     }
   }
   if (d.k <= 2048)
-    p.insert({{"PERSISTENT", 1},
-              {"STAGES", 3},
-              {"CSTORE", 1},
-              {"CLUSTER", sixteen_bit && tiles >= 4 * sms ? 2 : 1}});
+    p.insert({{"PERSISTENT", 1}, {"STAGES", 3}, {"CSTORE", 1}, {"GROUP", 16}});
+  else if (!narrow)
+    p.insert({{"PERSISTENT", 1}, {"CLUSTER", 2}, {"STAGES", 4}, {"CSTORE", 2}});
   else
     p.insert({{"STAGES", 4}, {"CSTORE", 2}});
   return p;

@@ -150,12 +150,17 @@ TEST(SizeClass, ShapeClassesFirst) {
   EXPECT_EQ(cls(16384, 64, 16384), "skinny");
   EXPECT_EQ(cls(64, 16384, 4096), "skinny");
   EXPECT_EQ(cls(65536, 256, 256), "large");  // tall but not skinny in k
+  EXPECT_EQ(cls(8192, 8192, 1024), "short-k");
+  EXPECT_EQ(cls(4096, 4096, 1024), "short-k");
+  EXPECT_EQ(cls(2048, 2048, 2048), "large");
+  EXPECT_EQ(cls(512, 512, 64), "small");  // short k, but too small an output to matter
   EXPECT_EQ(cls(13, 24, 35), "small");
   EXPECT_EQ(cls(1024, 1024, 1024), "medium");
   EXPECT_EQ(cls(4096, 4096, 4096), "large");
   EXPECT_EQ(cls(64, 64, 64, 4096), "batched-small");
   EXPECT_EQ(cls(256, 256, 65536, 8), "batched-long-k");
   EXPECT_TRUE(shape_class("skinny"));
+  EXPECT_TRUE(shape_class("short-k"));
   EXPECT_FALSE(shape_class("medium"));
 }
 

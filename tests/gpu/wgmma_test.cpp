@@ -208,9 +208,9 @@ TEST_F(Wgmma, SmallOutputsSplitKOverTheSms) {
     EXPECT_EQ(p.at("PERSISTENT"), 1) << d.shape();
     EXPECT_EQ(splits(m, n, kk, "bf16"), 1) << d.shape();
   }
-  // 16-bit inputs share B in clusters of 2 where that measured faster (split 128 x 256 tiles,
-  // persistent over at least 4 waves at k <= 2048); 8-bit inputs, one wave, narrow tiles and
-  // 2-tile outputs do not.
+  // CTAs share B in clusters of 2 where that measured faster: persistent 128 x 256 tiles above
+  // k = 2048 (every role), split 128 x 256 tiles of 16-bit inputs; not at k <= 2048 (groups of
+  // 16 alone were faster), for split i8, narrow tiles or 2-tile outputs.
   auto cluster = [&](std::int64_t m, std::int64_t n, std::int64_t kk, const char* t) {
     const GemmDesc d{m, n, kk, Op::N, Op::N, 1.0, 0.0, GemmTypes::parse(t)};
     const GemmChoice c = choose_params_for(k, hopper, d, {});
@@ -218,12 +218,26 @@ TEST_F(Wgmma, SmallOutputsSplitKOverTheSms) {
     return c.params.at("CLUSTER");
   };
   EXPECT_EQ(cluster(1024, 1024, 16384, "bf16"), 2);
-  EXPECT_EQ(cluster(8192, 8192, 1024, "f16"), 2);
+  EXPECT_EQ(cluster(1024, 1024, 16384, "i8"), 1);
+  EXPECT_EQ(cluster(8192, 8192, 1024, "f16"), 1);
   EXPECT_EQ(cluster(8192, 8192, 1024, "i8"), 1);
   EXPECT_EQ(cluster(256, 256, 65536, "bf16"), 1);
-  EXPECT_EQ(cluster(4096, 4096, 4096, "bf16"), 1);
+  for (const char* t : {"bf16", "f16", "f32/tf32", "i8", "e4m3", "bf16->f32"}) {
+    EXPECT_EQ(cluster(4096, 4096, 4096, t), 2) << t;
+    EXPECT_EQ(cluster(8192, 8192, 8192, t), 2) << t;
+    EXPECT_EQ(cluster(6144, 4000, 3001, t), 2) << t;  // tile edges in m and n
+  }
   EXPECT_EQ(cluster(2048, 2048, 2048, "bf16"), 1);
   EXPECT_EQ(cluster(4096, 64, 16384, "bf16"), 1);
+  // Above k = 2048 the tiles are persistent; at or below it, in groups of 16 tile rows.
+  auto chosen = [&](std::int64_t m, std::int64_t n, std::int64_t kk) {
+    return choose_params_for(k, hopper, GemmDesc{m, n, kk, Op::N, Op::N, 1.0, 0.0, DType::bf16}, {})
+        .params;
+  };
+  EXPECT_EQ(chosen(8192, 8192, 8192).at("PERSISTENT"), 1);
+  EXPECT_EQ(chosen(8192, 8192, 8192).at("GROUP"), 8);
+  EXPECT_EQ(chosen(8192, 8192, 1024).at("PERSISTENT"), 1);
+  EXPECT_EQ(chosen(8192, 8192, 1024).at("GROUP"), 16);
   // Narrow outputs with fewer tiles take 256 x 128 tiles and split.
   const GemmDesc narrow{4096, 64, 16384, Op::N, Op::N, 1.0, 0.0, GemmTypes::parse("bf16")};
   EXPECT_EQ(choose_params_for(k, hopper, narrow, {}).params.at("BM"), 256);

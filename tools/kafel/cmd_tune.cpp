@@ -58,8 +58,8 @@ int run_tune(const TuneCli& o) {
                   r.kernel.c_str(), r.types.name().c_str(), size_text(r.size).c_str(),
                   r.default_gflops, r.best_gflops,
                   r.default_gflops > 0 ? r.best_gflops / r.default_gflops : 0.0, r.tried, r.failed);
-    const std::string params =
-        r.best.empty() ? r.note : gemm_kernel(dev, r.kernel).params.format(r.best);
+    std::string params = r.best.empty() ? r.note : gemm_kernel(dev, r.kernel).params.format(r.best);
+    if (r.kept_start) params = "the kernel's own choice (stored as such): " + params;
     std::cout << line << params << '\n';
   }
   return kExitOk;
