@@ -34,8 +34,8 @@ const Params kPingPong{{"BM", 128}, {"BN", 128}, {"PERSISTENT", 1}, {"STAGES", 5
 // ms, i8 0.104 vs 0.111); otherwise split-K into as many k ranges as fill the SMs once, each at
 // least 4 k-tiles, the partial sums within 1/8 of the device's memory and stored by TMA.
 // Split 128 x 256 tiles of 16-bit inputs pair CTAs in clusters sharing B (session 9: 1024 x
-// 1024 x 16384 0.065 -> 0.061 ms), not 256 x 128 tiles (4096 x 64 x 16384), 2-tile outputs
-// (256 x 256 x 65536) or i8, where that measured slower.
+// 1024 x 16384 0.065 -> 0.061 ms), not 256 x 128 tiles (4096 x 64 x 16384) or 2-tile outputs
+// (256 x 256 x 65536), where that measured slower; i8 splits paired 128 x 128 ping-pong tiles.
 Params choose(const Device& dev, const GemmDesc& d) {
   const bool narrow = d.n <= 128;
   const std::int64_t bm = narrow ? 256 : 128, bn = narrow ? 128 : 256;
@@ -48,7 +48,11 @@ Params choose(const Device& dev, const GemmDesc& d) {
   if (tiles > 0 && 2 * tiles <= sms) {
     const std::int64_t pp_tiles = ((d.m + 127) / 128) * ((d.n + 127) / 128);
     if (10 * pp_tiles >= 9 * sms || (k_tiles <= 32 && 4 * pp_tiles >= sms)) return kPingPong;
-    std::int64_t splits = std::min<std::int64_t>({sms / tiles, k_tiles / 4, 128});
+    // i8 splits 128 x 128 ping-pong tiles, paired in clusters, 6 slots (session 10, kafel tune:
+    // 256 x 256 x 65536 1.19x and 1024 x 1024 x 16384 1.08x the split 128 x 256 tiles).
+    const bool i8_pingpong = d.types.a == DType::i8 && !narrow;
+    const std::int64_t units = i8_pingpong ? pp_tiles : tiles;
+    std::int64_t splits = std::min<std::int64_t>({sms / units, k_tiles / 4, 128});
     // Bandwidth-bound (flops per operand byte below the device's peak over its bandwidth:
     // 256 x 256 outputs): units for half the SMs ran faster than for all of them (bf16 / i8 at
     // 256 x 256 x 65536: 0.79x / 0.75x cuBLAS with 33 ranges, 0.71x / 0.63x with 66).
@@ -56,11 +60,14 @@ Params choose(const Device& dev, const GemmDesc& d) {
         2.0 * double(d.m) * double(d.n) / (double(d.m + d.n) * double(dtype_size(d.types.a)));
     const double peak = dev.peak_gflops(d.types), bandwidth = dev.bandwidth_gbs;
     if (peak > 0 && bandwidth > 0 && intensity < peak / bandwidth)
-      splits = std::min<std::int64_t>(splits, std::max<std::int64_t>(2, sms / (2 * tiles)));
+      splits = std::min<std::int64_t>(splits, std::max<std::int64_t>(2, sms / (2 * units)));
     // The plan pads m and n by up to 16 (see workspace_of).
     const auto slice = static_cast<std::int64_t>(sm90::split_slice_bytes(d.m + 16, d.n + 16));
     if (dev.global_memory)
       splits = std::min<std::int64_t>(splits, std::int64_t(dev.global_memory / 8) / slice);
+    if (splits >= 2 && i8_pingpong)
+      return {{"BM", 128},   {"BN", 128},   {"PERSISTENT", 1}, {"CLUSTER", 2},
+              {"STAGES", 6}, {"CSTORE", 2}, {"GROUP", 16},     {"SPLITK", splits}};
     if (splits >= 2) {
       p.insert({{"SPLITK", splits}, {"STAGES", 4}, {"CSTORE", 2}});
       if (sixteen_bit && !narrow && tiles >= 8) p["CLUSTER"] = 2;

@@ -61,16 +61,23 @@ std::vector<Params> seed_points(const std::string& kernel) {
   };
 }
 
-// Candidates one step away from `p` in one parameter's candidate list.
+// Candidates one step away from `p` in one parameter's candidate list. A value between
+// candidates (a heuristic's split count of 33, say) steps to the nearest candidate on each side.
 std::vector<Params> neighbours(const ParamSpace& space, const Params& p) {
   std::vector<Params> out;
   for (const auto& d : space.params) {
-    auto it = std::find(d.candidates.begin(), d.candidates.end(), p.at(d.name));
-    if (it == d.candidates.end()) continue;
-    for (auto nb : {it == d.candidates.begin() ? d.candidates.end() : it - 1, it + 1}) {
-      if (nb == d.candidates.end()) continue;
+    if (d.candidates.empty()) continue;
+    std::vector<std::int64_t> sorted = d.candidates;
+    std::sort(sorted.begin(), sorted.end());
+    const std::int64_t v = p.at(d.name);
+    const auto above = std::upper_bound(sorted.begin(), sorted.end(), v);
+    const auto at_or_below = std::upper_bound(sorted.begin(), sorted.end(), v - 1);
+    std::vector<std::int64_t> steps;
+    if (at_or_below != sorted.begin()) steps.push_back(*(at_or_below - 1));
+    if (above != sorted.end()) steps.push_back(*above);
+    for (const std::int64_t nb : steps) {
       Params q = p;
-      q[d.name] = *nb;
+      q[d.name] = nb;
       if (space.check(q).empty()) out.push_back(q);
     }
   }
@@ -252,6 +259,15 @@ std::vector<TuneResult> tune(const Device& device, const TuneOptions& opt) {
   if (tasks.empty())
     throw InvalidArgument("tune: no tunable kernel of " + device.id +
                           " runs the requested element types");
+  // The database holds one entry per kernel, roles and size class: say so when two sizes of a
+  // run share a class, since the later one's result replaces the earlier one's.
+  std::set<std::tuple<std::string, std::string, std::string>> classes;
+  for (const auto& [k, t, n] : tasks) {
+    const std::string cls = size_class(GemmDesc{n.m, n.n, n.k, Op::N, Op::N, 1, 0, t});
+    if (!classes.insert({k->name, t.name(), cls}).second && opt.progress)
+      opt.progress(k->name + " " + t.name() + ": several sizes of class " + cls +
+                   "; the database keeps the last one's result");
+  }
 
   const std::string path = opt.db_path.empty() ? default_db_path() : opt.db_path;
   std::error_code ec;  // the default database's directory may not exist yet

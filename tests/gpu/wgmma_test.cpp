@@ -184,14 +184,17 @@ TEST_F(Wgmma, SmallOutputsSplitKOverTheSms) {
   };
   EXPECT_EQ(splits(256, 256, 65536, "bf16"), 66);  // 2 tiles: 66 ranges of 16 k-tiles
   EXPECT_EQ(splits(1024, 1024, 16384, "bf16"), 4);
-  EXPECT_EQ(splits(256, 256, 65536, "i8"), 66);
-  EXPECT_EQ(splits(256, 256, 256, "bf16"), 1);  // 4 k-tiles: nothing to split
+  EXPECT_EQ(splits(256, 256, 65536, "i8"), 33);  // 4 ping-pong tiles of 128 x 128
+  EXPECT_EQ(splits(256, 256, 256, "bf16"), 1);   // 4 k-tiles: nothing to split
   EXPECT_EQ(splits(4096, 4096, 4096, "bf16"), 1);
   EXPECT_EQ(splits(8192, 8192, 1024, "f32/tf32"), 1);
   // Where the device's peak and bandwidth are known, bandwidth-bound outputs fill half the SMs.
   hopper.bandwidth_gbs = 3352;
   hopper.tensor_peaks = {{"bf16", 989000.0}};
-  EXPECT_EQ(splits(256, 256, 65536, "bf16"), 33);   // 128 flop per operand byte < 295
+  EXPECT_EQ(splits(256, 256, 65536, "bf16"), 33);  // 128 flop per operand byte < 295
+  hopper.tensor_peaks.push_back({"i8", 1979000.0});
+  EXPECT_EQ(splits(256, 256, 65536, "i8"), 16);     // 256 < 590: half the SMs' worth
+  EXPECT_EQ(splits(1024, 1024, 16384, "i8"), 2);    // 64 ping-pong tiles, 1024 > 590
   EXPECT_EQ(splits(1024, 1024, 16384, "bf16"), 4);  // 512 > 295
   EXPECT_EQ(splits(256, 256, 256, "bf16"), 1);      // still at most k-tiles / 4 ranges
   EXPECT_EQ(splits(256, 256, 2048, "bf16"), 8);     // 32 k-tiles: 8 ranges of 4
@@ -218,7 +221,17 @@ TEST_F(Wgmma, SmallOutputsSplitKOverTheSms) {
     return c.params.at("CLUSTER");
   };
   EXPECT_EQ(cluster(1024, 1024, 16384, "bf16"), 2);
-  EXPECT_EQ(cluster(1024, 1024, 16384, "i8"), 1);
+  EXPECT_EQ(cluster(1024, 1024, 16384, "i8"), 2);  // split 128 x 128 ping-pong tiles
+  for (const auto& [m, n, kk] : {std::array<std::int64_t, 3>{256, 256, 65536},
+                                 std::array<std::int64_t, 3>{1000, 1000, 16000}}) {
+    const Params p =
+        choose_params_for(k, hopper, GemmDesc{m, n, kk, Op::N, Op::N, 1.0, 0.0, DType::i8}, {})
+            .params;
+    EXPECT_EQ(p.at("BM"), 128);
+    EXPECT_EQ(p.at("BN"), 128);
+    EXPECT_EQ(p.at("STAGES"), 6);
+    EXPECT_GE(p.at("SPLITK"), 2);
+  }
   EXPECT_EQ(cluster(8192, 8192, 1024, "f16"), 1);
   EXPECT_EQ(cluster(8192, 8192, 1024, "i8"), 1);
   EXPECT_EQ(cluster(256, 256, 65536, "bf16"), 1);
