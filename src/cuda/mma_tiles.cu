@@ -1,6 +1,7 @@
 // Rung 12, cuda.mma_tiles: the pipelined tensor-core kernel of rung 11 with its block tile,
 // warp tile, stages and fragment prefetch as parameters, a table of compiled shapes per type,
-// and a heuristic choosing by type and size. The default CUDA kernel for every tensor-core type.
+// and a heuristic choosing by type. The default CUDA kernel for every tensor-core type (below
+// Hopper, where the wgmma rungs take over).
 #include <algorithm>
 #include <array>
 
@@ -111,20 +112,18 @@ std::string tiles_limits(const Device& dev, const GemmDesc& d, const Params& p) 
   return limits(*c, dev, d);
 }
 
-// By type (run 1, H100): 16-bit inputs take 256 x 128 tiles once they fill 4 waves of SMs
-// (8192^3: 0.57x cuBLAS against 0.53x), else 128 x 128 (4096^3: 0.58x against 0.53x); i8
-// 128 x 128 x 128 (0.62x / 0.64x); tf32 128 x 128 x 32; 3xtf32 128 x 128 x 16; f64 128 x 64.
-Params choose_tile(const Device& dev, const GemmDesc& d) {
+// By type (H100): 16-bit inputs take 128 x 128 tiles with the next k-tile's fragments loaded
+// across the barrier (XFRAG; session 10, `--kernels all`, bf16: 448 / 481 TFLOP/s at 4096^3 /
+// 8192^3 against 422 / 412 for the plain 128 x 128 / 256 x 128 tiles chosen before); i8
+// 128 x 128 x 128 (run 1: 0.62x / 0.64x); tf32 128 x 128 x 32; 3xtf32 128 x 128 x 16; f64
+// 128 x 64. The XFRAG entries of the other types are not measured yet.
+Params choose_tile(const Device&, const GemmDesc& d) {
   const Mode m = mode_of(d.types);
-  auto tiles = [&](long long bm, long long bn) {
-    return ((d.m + bm - 1) / bm) * ((d.n + bn - 1) / bn);
-  };
   Shape s;
   switch (m) {
     case Mode::f16:
     case Mode::bf16:
-      s = tiles(256, 128) >= 4LL * dev.compute_units ? Shape{256, 128, 64, 64, 64, 3, false}
-                                                     : Shape{128, 128, 64, 64, 64, 3, false};
+      s = {128, 128, 64, 64, 64, 3, true};
       break;
     case Mode::tf32:
       s = {128, 128, 32, 64, 64, 3, false};

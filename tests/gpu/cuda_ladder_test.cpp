@@ -276,9 +276,12 @@ TEST(CudaTensorCores, TileBySizeAndType) {
     return std::to_string(c.params.at("BM")) + "x" + std::to_string(c.params.at("BN")) + "x" +
            std::to_string(c.params.at("BK")) + "s" + std::to_string(c.params.at("STAGES"));
   };
-  EXPECT_EQ(tile(8192, "bf16"), "256x128x64s3");
+  EXPECT_EQ(tile(8192, "bf16"), "128x128x64s3");
   EXPECT_EQ(tile(4096, "bf16"), "128x128x64s3");
-  EXPECT_EQ(tile(8192, "f16->f32"), "256x128x64s3");
+  EXPECT_EQ(tile(8192, "f16->f32"), "128x128x64s3");
+  // 16-bit inputs load the next k-tile's fragments across the barrier; the others do not yet.
+  EXPECT_EQ(choose_gemm(dev, cube(8192, GemmTypes::parse("bf16"))).params.at("XFRAG"), 1);
+  EXPECT_EQ(choose_gemm(dev, cube(4096, GemmTypes::parse("i8"))).params.at("XFRAG"), 0);
   EXPECT_EQ(tile(4096, "i8"), "128x128x128s3");
   EXPECT_EQ(tile(4096, "f32/tf32"), "128x128x32s3");
   EXPECT_EQ(tile(4096, "f32/3xtf32"), "128x128x16s4");
