@@ -29,7 +29,7 @@ struct Entry {
   std::string kernel, dtype, size_class;
   Params params;      // empty: the kernel's own choice (heuristic or defaults) measured fastest
   double gflops = 0;  // measured with these parameters
-  double default_gflops = 0;  // measured with the kernel's defaults, same run
+  double default_gflops = 0;  // measured with the kernel's own choice, same run
   std::string shape;          // the problem it was measured on
 };
 
