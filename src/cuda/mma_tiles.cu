@@ -112,11 +112,11 @@ std::string tiles_limits(const Device& dev, const GemmDesc& d, const Params& p) 
   return limits(*c, dev, d);
 }
 
-// By type (H100): 16-bit inputs take 128 x 128 tiles with the next k-tile's fragments loaded
-// across the barrier (XFRAG; session 10, `--kernels all`, bf16: 448 / 481 TFLOP/s at 4096^3 /
-// 8192^3 against 422 / 412 for the plain 128 x 128 / 256 x 128 tiles chosen before); i8
-// 128 x 128 x 128 (run 1: 0.62x / 0.64x); tf32 128 x 128 x 32; 3xtf32 128 x 128 x 16; f64
-// 128 x 64. The XFRAG entries of the other types are not measured yet.
+// By type (H100), with the next k-tile's fragments loaded across the barrier (XFRAG) where that
+// entry is compiled (session 10, 4096^3 / 8192^3): 16-bit 128 x 128 (bf16 448 / 481 TFLOP/s
+// against 422 / 412 for the plain 128 x 128 / 256 x 128 tiles chosen before), i8 128 x 128 x 128
+// (825 / 930 TOPS against 772 / 846), tf32 128 x 128 x 32 (182 / 188 against 179 / 178); 3xtf32
+// 128 x 128 x 16 and f64 128 x 64 without (no XFRAG entry: registers).
 Params choose_tile(const Device&, const GemmDesc& d) {
   const Mode m = mode_of(d.types);
   Shape s;
@@ -126,13 +126,13 @@ Params choose_tile(const Device&, const GemmDesc& d) {
       s = {128, 128, 64, 64, 64, 3, true};
       break;
     case Mode::tf32:
-      s = {128, 128, 32, 64, 64, 3, false};
+      s = {128, 128, 32, 64, 64, 3, true};
       break;
     case Mode::tf32x3:
       s = {128, 128, 16, 64, 64, 4, false};
       break;
     case Mode::i8:
-      s = {128, 128, 128, 64, 64, 3, false};
+      s = {128, 128, 128, 64, 64, 3, true};
       break;
     case Mode::f64:
       s = {128, 64, 16, 64, 32, 4, false};

@@ -279,9 +279,12 @@ TEST(CudaTensorCores, TileBySizeAndType) {
   EXPECT_EQ(tile(8192, "bf16"), "128x128x64s3");
   EXPECT_EQ(tile(4096, "bf16"), "128x128x64s3");
   EXPECT_EQ(tile(8192, "f16->f32"), "128x128x64s3");
-  // 16-bit inputs load the next k-tile's fragments across the barrier; the others do not yet.
-  EXPECT_EQ(choose_gemm(dev, cube(8192, GemmTypes::parse("bf16"))).params.at("XFRAG"), 1);
-  EXPECT_EQ(choose_gemm(dev, cube(4096, GemmTypes::parse("i8"))).params.at("XFRAG"), 0);
+  // The next k-tile's fragments are loaded across the barrier where that entry is compiled.
+  auto xfrag = [&](const char* t) {
+    return choose_gemm(dev, cube(4096, GemmTypes::parse(t))).params.at("XFRAG");
+  };
+  for (const char* t : {"bf16", "f16->f32", "i8", "f32/tf32"}) EXPECT_EQ(xfrag(t), 1) << t;
+  for (const char* t : {"f32/3xtf32", "f64"}) EXPECT_EQ(xfrag(t), 0) << t;
   EXPECT_EQ(tile(4096, "i8"), "128x128x128s3");
   EXPECT_EQ(tile(4096, "f32/tf32"), "128x128x32s3");
   EXPECT_EQ(tile(4096, "f32/3xtf32"), "128x128x16s4");
