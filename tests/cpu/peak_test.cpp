@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/tuning_db_scope.hpp"
 #include "core/tuning_db.hpp"
 #include "cpu/cpu_features.hpp"
 #include "cpu/peak.hpp"
@@ -85,14 +86,10 @@ TEST(PeakProbe, DotProductCapabilitiesFollowCpuid) {
 }
 
 TEST(PeakProbe, CacheLivesBesideTheTuningDatabase) {
-  const char* old = std::getenv("KAFEL_TUNE_DB");
-  const std::string saved = old ? old : "";
-  setenv("KAFEL_TUNE_DB", "/tmp/kafel-peak-test/tuning.json", 1);
-  EXPECT_EQ(cpu::peak_cache_path(), "/tmp/kafel-peak-test/cpu_peak.json");
-  if (old)
-    setenv("KAFEL_TUNE_DB", saved.c_str(), 1);
-  else
-    unsetenv("KAFEL_TUNE_DB");
+  {
+    test::TuningDbScope scope("/tmp/kafel-peak-test/tuning.json");
+    EXPECT_EQ(cpu::peak_cache_path(), "/tmp/kafel-peak-test/cpu_peak.json");
+  }
   const std::string key = cpu::machine_key();
   EXPECT_NE(key.find(std::to_string(cpu::physical_cores()) + " cores"), std::string::npos);
 }

@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include "common/tuning_db_scope.hpp"
 #include "core/backend.hpp"
 #include "core/registry.hpp"
 #include "core/tuning_db.hpp"
@@ -18,29 +19,6 @@ namespace kafel {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Points KAFEL_TUNE_DB at `path` for the scope, then restores it.
-class DatabaseScope {
- public:
-  explicit DatabaseScope(const std::string& path) {
-    const char* old = std::getenv("KAFEL_TUNE_DB");
-    had_ = old != nullptr;
-    if (old) saved_ = old;
-    setenv("KAFEL_TUNE_DB", path.c_str(), 1);
-    reload_active_database();
-  }
-  ~DatabaseScope() {
-    if (had_)
-      setenv("KAFEL_TUNE_DB", saved_.c_str(), 1);
-    else
-      unsetenv("KAFEL_TUNE_DB");
-    reload_active_database();
-  }
-
- private:
-  bool had_ = false;
-  std::string saved_;
-};
 
 fs::path temp_db(const char* what) {
   return fs::temp_directory_path() /
@@ -72,7 +50,7 @@ TEST(Tune, AnUnbeatenStartIsStoredAsTheKernelsOwnChoice) {
   EXPECT_TRUE(stored.entries()[0].params.empty());
   EXPECT_GT(stored.entries()[0].gflops, 0);
 
-  DatabaseScope scope(db.string());
+  test::TuningDbScope scope(db.string());
   const GemmChoice c = choose_gemm(dev, d, "cpu.cached_column");
   EXPECT_EQ(c.params, heuristic_params(k, dev, d));
   EXPECT_NE(c.source.find("the kernel's own choice"), std::string::npos) << c.source;
@@ -90,7 +68,7 @@ TEST(Tune, EntriesOverrideTheHeuristicOnlyWhereTheyHaveParameters) {
      "size_class": "short-k", "params": {}}]})",
                                      "test");
   entries.save(db.string());
-  DatabaseScope scope(db.string());
+  test::TuningDbScope scope(db.string());
   const GemmChoice small =
       choose_gemm(dev, GemmDesc{40, 40, 40, Op::N, Op::N, 1, 0, DType::f32}, "cpu.cached_column");
   EXPECT_EQ(small.params.at("threads"), 1);

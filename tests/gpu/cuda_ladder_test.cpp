@@ -15,6 +15,7 @@
 
 #include "common/ladder.hpp"
 #include "common/problems.hpp"
+#include "common/tuning_db_scope.hpp"
 #include "core/backend.hpp"
 #include "core/cov_backend.hpp"
 #include "cuda/device_facts.hpp"
@@ -54,23 +55,7 @@ Device described_gpu(int sm_version = 90, std::uint64_t shared = 227 * 1024) {
   return d;
 }
 
-// The choices below must not depend on a tuning database on the machine running the tests.
-class NoTuningDb {
- public:
-  NoTuningDb() {
-    if (const char* v = std::getenv("KAFEL_TUNE_DB")) old_ = v;
-    setenv("KAFEL_TUNE_DB", "off", 1);
-  }
-  ~NoTuningDb() {
-    if (old_)
-      setenv("KAFEL_TUNE_DB", old_->c_str(), 1);
-    else
-      unsetenv("KAFEL_TUNE_DB");
-  }
-
- private:
-  std::optional<std::string> old_;
-};
+using test::NoTuningDb;
 
 GemmDesc cube(std::int64_t n, GemmTypes t = DType::f32) {
   return {n, n, n, Op::N, Op::N, 1.0, 0.0, t};

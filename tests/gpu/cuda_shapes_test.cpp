@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/shapes.hpp"
+#include "common/tuning_db_scope.hpp"
 #include "core/backend.hpp"
 #include "cuda/device_facts.hpp"
 #include "kafel/error.hpp"
@@ -46,22 +47,7 @@ Device described_gpu() {
   return d;
 }
 
-class NoTuningDb {
- public:
-  NoTuningDb() {
-    if (const char* v = std::getenv("KAFEL_TUNE_DB")) old_ = v;
-    setenv("KAFEL_TUNE_DB", "off", 1);
-  }
-  ~NoTuningDb() {
-    if (old_)
-      setenv("KAFEL_TUNE_DB", old_->c_str(), 1);
-    else
-      unsetenv("KAFEL_TUNE_DB");
-  }
-
- private:
-  std::optional<std::string> old_;
-};
+using test::NoTuningDb;
 
 class CudaShapes : public ::testing::TestWithParam<test::LadderCase> {};
 

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/tuning_db_scope.hpp"
 #include "core/backend.hpp"
 #include "core/registry.hpp"
 #include "cuda/wgmma.hpp"
@@ -29,20 +30,8 @@ Device fake_gpu(Caps caps) {
 
 // The choices checked here must not depend on a tuning database on the machine running them.
 class Wgmma : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (const char* v = std::getenv("KAFEL_TUNE_DB")) old_ = v;
-    setenv("KAFEL_TUNE_DB", "off", 1);
-  }
-  void TearDown() override {
-    if (old_.empty())
-      unsetenv("KAFEL_TUNE_DB");
-    else
-      setenv("KAFEL_TUNE_DB", old_.c_str(), 1);
-  }
-
  private:
-  std::string old_;
+  test::NoTuningDb no_db_;
 };
 
 const GemmKernel& kernel(const std::string& name) {

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "common/problems.hpp"
+#include "common/tuning_db_scope.hpp"
 #include "core/backend.hpp"
 #include "core/cov_backend.hpp"
 #include "core/tuning_db.hpp"
@@ -156,21 +157,15 @@ TEST(OpenclLimits, ZeroParameterFromTheTuningDatabaseIsIgnored) {
     data.put(e);
   }
   data.save(db.string());
-  const char* old = std::getenv("KAFEL_TUNE_DB");
-  const std::string saved = old ? old : "";
-  setenv("KAFEL_TUNE_DB", db.c_str(), 1);
-  reload_active_database();
-  for (const char* kernel : {"ocl.tiled", "ocl.row"}) {
-    const GemmChoice c = choose_gemm(dev, kSmall, kernel);
-    EXPECT_EQ(c.source, "default") << kernel << ": " << c.config();
-    EXPECT_TRUE(find_gemm_kernel(dev, kernel).params.check(c.params).empty()) << c.config();
-    expect_runs(dev, kSmall, kernel);
+  {
+    test::TuningDbScope scope(db.string());
+    for (const char* kernel : {"ocl.tiled", "ocl.row"}) {
+      const GemmChoice c = choose_gemm(dev, kSmall, kernel);
+      EXPECT_EQ(c.source, "default") << kernel << ": " << c.config();
+      EXPECT_TRUE(find_gemm_kernel(dev, kernel).params.check(c.params).empty()) << c.config();
+      expect_runs(dev, kSmall, kernel);
+    }
   }
-  if (old)
-    setenv("KAFEL_TUNE_DB", saved.c_str(), 1);
-  else
-    unsetenv("KAFEL_TUNE_DB");
-  reload_active_database();
   fs::remove(db);
 }
 

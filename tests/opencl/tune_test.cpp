@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "common/tuning_db_scope.hpp"
 #include "core/tuning_db.hpp"
 #include "kafel/kernels.hpp"
 #include "kafel/tune.hpp"
@@ -41,28 +42,21 @@ TEST(OpenclTune, TinySearchFillsTheDatabaseThatChoicesUse) {
   EXPECT_EQ(stored.entries()[0].device, dev.name);
   EXPECT_EQ(stored.entries()[0].size_class, "small");
 
-  const char* old = std::getenv("KAFEL_TUNE_DB");
-  const std::string saved = old ? old : "";
-  setenv("KAFEL_TUNE_DB", db.c_str(), 1);
-  reload_active_database();
-  const GemmDesc d{40, 50, 60, Op::N, Op::N, 1, 0, DType::f32};
-  const GemmChoice tuned = choose_gemm(dev, d, "ocl.tiled");
-  EXPECT_EQ(tuned.params, results[0].best);
-  EXPECT_EQ(tuned.source.rfind("tuned: ", 0), 0u) << tuned.source;
-  // User overrides still win, and the source says so.
-  const GemmChoice user = choose_gemm(dev, d, "ocl.tiled", {{"TS", 8}});
-  EXPECT_EQ(user.params.at("TS"), 8);
-  EXPECT_NE(user.source.find("user"), std::string::npos) << user.source;
-  // Other element types fall back to the defaults.
-  const GemmChoice i32 =
-      choose_gemm(dev, GemmDesc{40, 50, 60, Op::N, Op::N, 1, 0, DType::i32}, "ocl.tiled");
-  EXPECT_EQ(i32.source, "default");
-
-  if (old)
-    setenv("KAFEL_TUNE_DB", saved.c_str(), 1);
-  else
-    unsetenv("KAFEL_TUNE_DB");
-  reload_active_database();
+  {
+    test::TuningDbScope scope(db.string());
+    const GemmDesc d{40, 50, 60, Op::N, Op::N, 1, 0, DType::f32};
+    const GemmChoice tuned = choose_gemm(dev, d, "ocl.tiled");
+    EXPECT_EQ(tuned.params, results[0].best);
+    EXPECT_EQ(tuned.source.rfind("tuned: ", 0), 0u) << tuned.source;
+    // User overrides still win, and the source says so.
+    const GemmChoice user = choose_gemm(dev, d, "ocl.tiled", {{"TS", 8}});
+    EXPECT_EQ(user.params.at("TS"), 8);
+    EXPECT_NE(user.source.find("user"), std::string::npos) << user.source;
+    // Other element types fall back to the defaults.
+    const GemmChoice i32 =
+        choose_gemm(dev, GemmDesc{40, 50, 60, Op::N, Op::N, 1, 0, DType::i32}, "ocl.tiled");
+    EXPECT_EQ(i32.source, "default");
+  }
   fs::remove(db);
 }
 
