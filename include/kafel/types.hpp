@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,9 +60,21 @@ double round_to(DType t, double v);
 // IEEE 754 binary16 <-> binary32, round to nearest even; NaN and infinities are kept.
 std::uint16_t float_to_half(float f);
 float half_to_float(std::uint16_t h);
-// bfloat16 (the top 16 bits of a binary32) <-> binary32, round to nearest even.
-std::uint16_t float_to_bf16(float f);
-float bf16_to_float(std::uint16_t h);
+// bfloat16 (the top 16 bits of a binary32) <-> binary32, round to nearest even. Inline: the
+// CPU kernels convert whole C matrices with them, which then vectorise.
+inline std::uint16_t float_to_bf16(float f) {
+  std::uint32_t x;
+  std::memcpy(&x, &f, sizeof x);  // memcpy, not std::bit_cast: nvcc's front end reads this too
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);
+  const std::uint32_t rounded = x + 0x7fffu + ((x >> 16) & 1u);  // ties to even; carries to inf
+  return static_cast<std::uint16_t>(rounded >> 16);
+}
+inline float bf16_to_float(std::uint16_t h) {
+  const std::uint32_t x = static_cast<std::uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &x, sizeof f);
+  return f;
+}
 
 // ---- compute modes --------------------------------------------------------------------------
 // What the multiply-accumulate of a GEMM does. Storage is converted exactly into the compute

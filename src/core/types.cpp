@@ -272,17 +272,6 @@ float half_to_float(std::uint16_t h) {
   return std::bit_cast<float>(bits);
 }
 
-std::uint16_t float_to_bf16(float f) {
-  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);
-  const std::uint32_t rounded = x + 0x7fffu + ((x >> 16) & 1u);  // ties to even; carries to inf
-  return static_cast<std::uint16_t>(rounded >> 16);
-}
-
-float bf16_to_float(std::uint16_t h) {
-  return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16);
-}
-
 const std::vector<TypeInfo>& all_types() {
   return kTypes;
 }

@@ -37,7 +37,12 @@ Blocking blocking_for(Isa isa, Format f, const CacheSizes& caches, std::int64_t 
   Blocking b;
   b.mr = tile.mr;
   b.nr = tile.nr;
-  b.kc = kc > 0 ? kc : std::clamp<std::int64_t>(round_down(l1 / 2 / (tile.mr * es), 16), 64, 512);
+  // At most 2 KB of a row of A per panel (512 f32 / f64 values, 1024 bf16, 2048 i8): the
+  // narrow formats do 2-4x the work per byte, so a 512-deep panel left their micro-kernel calls
+  // short and the C tile's read and write a larger share (Zen 5, 2048^3: i8 +26 %, bf16 +12 %).
+  const std::int64_t kc_max = std::max<std::int64_t>(512, 2048 / es);
+  b.kc =
+      kc > 0 ? kc : std::clamp<std::int64_t>(round_down(l1 / 2 / (tile.mr * es), 16), 64, kc_max);
   b.nc = nc > 0 ? round_up(nc, tile.nr) : round_down(l2 / 2 / (b.kc * es), tile.nr);
   const std::int64_t a_bytes = std::min(l3 / 4, kMaxABlockBytes);
   b.mc = mc > 0 ? round_up(mc, tile.mr) : round_down(a_bytes / (b.kc * es), tile.mr);
@@ -45,9 +50,12 @@ Blocking blocking_for(Isa isa, Format f, const CacheSizes& caches, std::int64_t 
 }
 
 Prefetch prefetch_for(Isa isa, Format f) {
-  (void)isa;
   (void)f;
-  return Prefetch{};
+  Prefetch pf;
+  // An A panel is read from L3 on the first of its nc / nr calls; 64 k steps ahead (into L2)
+  // brings the next panel in while this one is multiplied. Zen 5, f64 2048^3: +4-5 %.
+  if (isa == Isa::avx512) pf.a = 64;
+  return pf;
 }
 
 }  // namespace kafel::cpu

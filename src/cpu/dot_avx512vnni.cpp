@@ -36,7 +36,12 @@ struct U8s8x4 : avx512::U32 {
   static constexpr bool kCorrected = true;
   static B load_b(const P* p) { return _mm512_load_si512(p); }
   static B bcast_a(const P* p) { return avx512::bcast32(p); }
-  static R madd(B a, B b, R acc) { return _mm512_dpbusd_epi32(acc, a, b); }
+  // Through asm: GCC 12 copies and spills every accumulator around _mm512_dpbusd_epi32 in this
+  // loop (1.18 against 2.12 TOP/s for the 6 x 64 tile on 2 Zen 5 cores, L1-resident panels).
+  static R madd(B a, B b, R acc) {
+    asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+    return acc;
+  }
   static R load_corr(const P* p, int lane) {
     return _mm512_load_si512(reinterpret_cast<const std::int32_t*>(p) + lane);
   }

@@ -307,9 +307,9 @@ void run_format(const GemmArgs& args, const UkernelSet& set, Isa isa, const Pack
     using SCT = typename Storage<SC>::T;
     auto* cn = static_cast<SCT*>(args.c);
     auto* ct = static_cast<T*>(ws.c.get(sizeof(T) * std::size_t(d.m * d.n)));
-    for (std::int64_t i = 0; i < d.m; ++i)
-      for (std::int64_t j = 0; j < d.n; ++j)
-        ct[i * d.n + j] = d.beta == 0 ? T(0) : load<T, SC>(cn[i * args.ldc + j]);
+    if (d.beta != 0)  // with beta == 0 the first k block does not read C
+      for (std::int64_t i = 0; i < d.m; ++i)
+        for (std::int64_t j = 0; j < d.n; ++j) ct[i * d.n + j] = load<T, SC>(cn[i * args.ldc + j]);
     run_packed<SA, F>(d, a, args.lda, b, args.ldb, ct, d.n, alpha, beta, set, blk, pf, threads, ws);
     for (std::int64_t i = 0; i < d.m; ++i)
       for (std::int64_t j = 0; j < d.n; ++j) cn[i * args.ldc + j] = store<SC>(ct[i * d.n + j]);

@@ -21,7 +21,7 @@ ParamSpace packed_params() {
       param("KC", 0, {0, 128, 256, 384, 512}, 0, 1 << 20, "depth of packed panels, 0 = from L1"),
       param("MC", 0, {0, 480, 960, 1920}, 0, 1 << 20, "rows of a packed A block, 0 = from L3"),
       param("NC", 0, {0, 256, 512, 1024}, 0, 1 << 20, "columns of a packed B block, 0 = from L2"),
-      param("PFA", -1, {-1, 0, 4, 8, 16}, -1, 64,
+      param("PFA", -1, {-1, 0, 16, 32, 64, 128}, -1, 1024,
             "A prefetch distance in k steps, 0 = off, -1 = this micro-architecture's default"),
       param("PFB", -1, {-1, 0, 4, 8, 16, 32}, -1, 64,
             "B prefetch distance in k steps, 0 = off, -1 = this micro-architecture's default"),

@@ -93,12 +93,18 @@ struct Pack {
     return to_a(v);
   }
 
+  // bf16 pairs and i8 quads: a group of one row of A (or one column of B) is one 32-bit word
+  // holding the stored bits (i8 A: each byte + 128, an xor with 0x80), so packing moves words.
+  static constexpr bool kWordGroups =
+      (F == Format::bf16x2 || F == Format::u8s8x4) && sizeof(S) == sizeof(P) && G * sizeof(S) == 4;
+
   static void a(const S* a, std::int64_t lda, bool trans, std::int64_t i0, int rows,
                 std::int64_t p0, std::int64_t kc, int mr, P* dst) {
     if constexpr (G == 1)
       plain_a(a, lda, trans, i0, rows, p0, kc, mr, dst);
-    else
-      grouped_a(a, lda, trans, i0, rows, p0, kc, mr, dst);
+    else if constexpr (kWordGroups)
+      if (!trans) return word_a(a, lda, i0, rows, p0, kc, mr, dst);
+    if constexpr (G > 1) grouped_a(a, lda, trans, i0, rows, p0, kc, mr, dst);
   }
 
   // All NR-column panels of columns [j0, j0 + ncols) (each b_panel(nr, kc) long).
@@ -106,6 +112,8 @@ struct Pack {
                       std::int64_t j0, std::int64_t ncols, int nr, P* dst) {
     if constexpr (G == 1) {
       if (!trans) return plain_b_rows(b, ldb, p0, kc, j0, ncols, nr, dst);
+    } else if constexpr (kWordGroups) {
+      if (!trans) return word_b_rows(b, ldb, p0, kc, j0, ncols, nr, dst);
     }
     for (std::int64_t jr = 0; jr < ncols; jr += nr) {
       const int cols = int(std::min<std::int64_t>(nr, ncols - jr));
@@ -224,6 +232,107 @@ struct Pack {
         for (int j = cols; j < nr; ++j) dst[(q + p) * nr + j] = P(0);
     }
   }
+
+  // Row-major A in word groups: the panel is a transpose of 32-bit words (the scalar loop
+  // below, a division and a branch per byte, took a fifth of an i8 2048^3 GEMM).
+  static void word_a(const S* a, std::int64_t lda, std::int64_t i0, int rows, std::int64_t p0,
+                     std::int64_t kc, int mr, P* dst) {
+    constexpr std::uint32_t flip = kCorrected ? 0x80808080u : 0u;
+    const std::int64_t full = kc / G;
+    const S* src[kMaxPackRows];
+    for (int r = 0; r < rows; ++r) src[r] = a + (i0 + r) * lda + p0;
+    for (std::int64_t q = 0; q < full; ++q) {
+      P* d = dst + q * mr * G;
+      for (int r = 0; r < rows; ++r) {
+        std::uint32_t w;
+        std::memcpy(&w, src[r] + q * G, 4);
+        w ^= flip;
+        std::memcpy(d + r * G, &w, 4);
+      }
+      std::memset(d + rows * G, 0, std::size_t(mr - rows) * 4);
+    }
+    if (full * G < kc) {  // the last, partial group: its missing k are zero
+      P* d = dst + full * mr * G;
+      std::memset(d, 0, std::size_t(mr) * 4);
+      for (int r = 0; r < rows; ++r)
+        for (std::int64_t p = full * G; p < kc; ++p) d[r * G + p % G] = to_a(src[r][p]);
+    }
+  }
+
+  // Row-major B in word groups: per group, G rows of the block are read once, contiguously,
+  // and interleaved into every panel (dst[(q * nr + j) * G + g] = B(p0 + q * G + g, j0 + j)),
+  // then the corrections of u8s8x4 as column sums. Columns past ncols and k past kc are zero.
+  static void word_b_rows(const S* b, std::int64_t ldb, std::int64_t p0, std::int64_t kc,
+                          std::int64_t j0, std::int64_t ncols, int nr, P* dst) {
+    const std::int64_t panel = b_panel(nr, kc), ng = groups(kc);
+    const std::int64_t panels = (ncols + nr - 1) / nr;
+    if (ncols % nr != 0 || kc % G != 0)
+      for (std::int64_t jp = 0; jp < panels; ++jp)
+        std::memset(dst + jp * panel, 0, sizeof(P) * std::size_t(ng * nr * G));
+    for (std::int64_t q = 0; q < ng; ++q) {
+      const S* row[G];
+      const int have = int(std::min<std::int64_t>(G, kc - q * G));
+      for (int g = 0; g < G; ++g) row[g] = g < have ? b + (p0 + q * G + g) * ldb + j0 : nullptr;
+      for (std::int64_t jp = 0; jp < panels; ++jp) {
+        const int cols = int(std::min<std::int64_t>(nr, ncols - jp * nr));
+        P* d = dst + jp * panel + q * nr * G;
+        int j = 0;
+        if (have == G) j = interleave(row, jp * nr, cols, d);
+        for (; j < cols; ++j)
+          for (int g = 0; g < have; ++g) d[j * G + g] = to_b(row[g][jp * nr + j]);
+      }
+    }
+    if constexpr (kCorrected) {
+      std::uint32_t corr[kMaxPackCols];
+      for (std::int64_t jp = 0; jp < panels; ++jp) {
+        const int cols = int(std::min<std::int64_t>(nr, ncols - jp * nr));
+        for (int j = 0; j < nr; ++j) corr[j] = 0;  // wraps like the GEMM (KC may be huge)
+        for (std::int64_t p = 0; p < kc; ++p) {
+          const S* src = b + (p0 + p) * ldb + j0 + jp * nr;
+          for (int j = 0; j < cols; ++j) corr[j] += std::uint32_t(std::int32_t(src[j]));
+        }
+        for (int j = 0; j < nr; ++j) corr[j] *= 128u;
+        std::memcpy(dst + jp * panel + ng * nr * G, corr, sizeof(std::uint32_t) * nr);
+      }
+    }
+  }
+
+  // The SSE2 part of word_b_rows: whole 16-byte pieces of the G rows, interleaved by unpacking
+  // (i8: bytes, then 16-bit pairs; bf16: 16-bit values). Returns the columns done.
+  static int interleave(const S* const* row, std::int64_t c0, int cols, P* d) {
+    int j = 0;
+#if defined(__SSE2__)
+    constexpr int step = 16 / int(sizeof(S));  // columns per 16-byte load
+    for (; j + step <= cols; j += step) {
+      auto* out = reinterpret_cast<__m128i*>(d + j * G);
+      if constexpr (G == 4) {
+        const __m128i r0 = load16(row[0] + c0 + j), r1 = load16(row[1] + c0 + j);
+        const __m128i r2 = load16(row[2] + c0 + j), r3 = load16(row[3] + c0 + j);
+        const __m128i lo01 = _mm_unpacklo_epi8(r0, r1), hi01 = _mm_unpackhi_epi8(r0, r1);
+        const __m128i lo23 = _mm_unpacklo_epi8(r2, r3), hi23 = _mm_unpackhi_epi8(r2, r3);
+        _mm_storeu_si128(out + 0, _mm_unpacklo_epi16(lo01, lo23));
+        _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(lo01, lo23));
+        _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(hi01, hi23));
+        _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(hi01, hi23));
+      } else {
+        const __m128i r0 = load16(row[0] + c0 + j), r1 = load16(row[1] + c0 + j);
+        _mm_storeu_si128(out + 0, _mm_unpacklo_epi16(r0, r1));
+        _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(r0, r1));
+      }
+    }
+#else
+    (void)row;
+    (void)c0;
+    (void)cols;
+    (void)d;
+#endif
+    return j;
+  }
+#if defined(__SSE2__)
+  static __m128i load16(const S* p) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  }
+#endif
 
   // Grouped A: dst[(q * mr + r) * G + g] = op(A)(i0 + r, p0 + q * G + g).
   static void grouped_a(const S* a, std::int64_t lda, bool trans, std::int64_t i0, int rows,

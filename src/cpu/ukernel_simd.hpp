@@ -24,22 +24,31 @@ void ukernel(std::int64_t kc, const typename V::P* __restrict a, const typename 
   constexpr int L = V::lanes, NR = NV * L, G = V::G;
   const std::int64_t groups = (kc + G - 1) / G;
   const std::int64_t pfa = std::int64_t(pf.a) * MR * G, pfb = std::int64_t(pf.b) * NR * G;
+  // alpha and beta arrive in vector registers; parked in memory they leave all 32 to the
+  // loop (kept live, they made GCC spill a B vector of the f64 6 x 32 tile to the stack).
+  T scale[2] = {alpha, beta};
+  asm volatile("" : "+m"(scale));
   R acc[MR][NV];
 #pragma GCC unroll 32
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) acc[i][v] = V::zero();
-      // The C tile is written after the loop; start its lines on their way now.
+  // The C tile is read and written after the loop; start all its lines (not only each row's
+  // first) on their way now, so that the epilogue does not wait on memory when C is larger than
+  // the caches (f64 2048^3 is 32 MB).
+  constexpr int kLineElems = 64 / int(sizeof(T));
 #pragma GCC unroll 32
   for (int i = 0; i < MR; ++i)
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+#pragma GCC unroll 16
+    for (int j = 0; j < NR; j += kLineElems)
+      _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + j), _MM_HINT_T0);
 #pragma GCC unroll 2
   for (std::int64_t p = 0; p < groups; ++p) {
     typename V::B bv[NV];
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) bv[v] = V::load_b(b + v * L * G);
     _mm_prefetch(reinterpret_cast<const char*>(b + pfb), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(a + pfa), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(a + pfa), _MM_HINT_T1);
 #pragma GCC unroll 32
     for (int i = 0; i < MR; ++i) {
       const auto ai = V::bcast_a(a + i * G);
@@ -58,6 +67,9 @@ void ukernel(std::int64_t kc, const typename V::P* __restrict a, const typename 
 #pragma GCC unroll 8
       for (int v = 0; v < NV; ++v) acc[i][v] = V::sub(acc[i][v], corr[v]);
   }
+  asm volatile("" : "+m"(scale));
+  alpha = scale[0];
+  beta = scale[1];
   const R va = V::set1(alpha);
   if (beta == T(0)) {
 #pragma GCC unroll 32

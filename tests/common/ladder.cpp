@@ -61,6 +61,10 @@ bool ready(const std::optional<Device>& dev, const LadderCase& c) {
     ADD_FAILURE_AT(__FILE__, __LINE__) << "internal: ready() without a device";
     return false;
   }
+  if (c.absent) {
+    [&] { GTEST_SKIP() << c.unsupported; }();
+    return false;
+  }
   if (!c.unsupported.empty()) {
     expect_refusal(*dev, c);
     return false;
@@ -81,7 +85,16 @@ std::vector<LadderCase> ladder_cases(const std::optional<Device>& device) {
   if (!device) return {{"none.none", GemmTypes{}, {}, "no device"}};
   std::vector<LadderCase> out;
   for (const auto& k : gemm_kernels(*device))
-    for (const auto& s : k.types) out.push_back({k.name, s.types, {}, k.runs(s.types, *device)});
+    for (const auto& s : k.types) {
+      LadderCase c{k.name, s.types, {}, k.runs(s.types, *device)};
+      if (k.baseline && c.unsupported.empty()) try {  // is the library there at all?
+          choose_gemm(*device, {13, 24, 35, Op::N, Op::N, 1.0, 0.0, s.types}, k.name);
+        } catch (const Unsupported& e) {
+          c.unsupported = e.what();
+          c.absent = true;
+        }
+      out.push_back(c);
+    }
   return out;
 }
 

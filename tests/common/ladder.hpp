@@ -20,6 +20,9 @@ struct LadderCase {
   // Empty when the kernel runs these roles on the device; otherwise the registry's reason
   // (a missing capability), and the case checks that the kernel refuses them cleanly.
   std::string unsupported;
+  // A comparison library that is not installed here (cpu.mkl without MKL): every test of the
+  // case is skipped with `unsupported` as the reason.
+  bool absent = false;
 };
 
 // Every (kernel, roles) of the device's backend from the registry, in ladder order (baselines

@@ -95,6 +95,45 @@ TEST_P(PackedDot, Int8RandomFullRangeExact) {
       }
 }
 
+// The default blocking of the dot formats (KC up to 2048 i8 / 1024 bf16 values): several k
+// blocks, the last with a partial group, several B panels (the last partial), leading
+// dimensions wider than the matrices, through the word-group packing of row-major operands.
+TEST_P(PackedDot, DefaultBlocksSeveralPanelsAndLeadingDimensions) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> dist(-128, 127);
+  const std::int64_t m = 23, n = 201, k = 4099, pad = 5;
+  std::vector<std::int8_t> a(std::size_t(m * (k + pad))), b(std::size_t(k * (n + pad)));
+  for (auto& v : a) v = std::int8_t(dist(rng));
+  for (auto& v : b) v = std::int8_t(dist(rng));
+  const MatrixView av{DType::i8, a.data(), m, k, k + pad, Layout::RowMajor};
+  const MatrixView bv{DType::i8, b.data(), k, n, n + pad, Layout::RowMajor};
+  Matrix c(DType::i32, m, n), expected(DType::i32, m, n);
+  gemm(select_device("cpu"), Op::N, Op::N, 1.0, av, bv, 0.0, c.view(), options());
+  reference_gemm(Op::N, Op::N, 1.0, av, bv, 0.0, expected.view());
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j)
+      ASSERT_EQ(c.get(i, j), expected.get(i, j)) << i << "," << j;
+
+  std::normal_distribution<float> normal(0.f, 1.f);
+  Matrix x(DType::bf16, m, k + pad), y(DType::bf16, k, n + pad);
+  for (Matrix* z : {&x, &y})
+    for (std::int64_t i = 0; i < z->rows(); ++i)
+      for (std::int64_t j = 0; j < z->cols(); ++j) z->set(i, j, normal(rng));
+  const MatrixView xv{DType::bf16, x.data(), m, k, k + pad, Layout::RowMajor};
+  const MatrixView yv{DType::bf16, y.data(), k, n, n + pad, Layout::RowMajor};
+  Matrix f(DType::f32, m, n), ref(DType::f64, m, n);
+  gemm(select_device("cpu"), Op::N, Op::N, 1.0, xv, yv, 0.0, f.view(), options());
+  reference_gemm(Op::N, Op::N, 1.0, xv, yv, 0.0, ref.view());
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double abs_sum = 0;
+      for (std::int64_t p = 0; p < k; ++p)
+        abs_sum += std::abs(double(x.get(i, p)) * double(y.get(p, j)));
+      const double bound = (double(k) + 2) * std::ldexp(1.0, -24) * abs_sum + 1e-30;
+      ASSERT_LE(std::abs(f.get(i, j) - ref.get(i, j)), bound) << i << "," << j;
+    }
+}
+
 // bf16 -> f32: the reference multiplies the stored (bf16-rounded) inputs in float64; the
 // kernel's only error is its f32 accumulation, bounded by ~k ulps of sum |a| |b|.
 TEST_P(PackedDot, Bf16MatchesTheReferenceOfRoundedInputs) {
