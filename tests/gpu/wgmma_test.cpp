@@ -240,6 +240,19 @@ TEST_F(Wgmma, SmallOutputsSplitKOverTheSms) {
   EXPECT_EQ(chosen(8192, 8192, 8192).at("GROUP"), 8);
   EXPECT_EQ(chosen(8192, 8192, 1024).at("PERSISTENT"), 1);
   EXPECT_EQ(chosen(8192, 8192, 1024).at("GROUP"), 16);
+  // At k <= 1024, 16-bit inputs with an f32 C take 4 slots and C in two TMA rounds; a 16-bit C,
+  // other inputs and k = 2048 keep 3 slots and one round.
+  auto slots_and_store = [&](std::int64_t kk, const char* t) {
+    const GemmDesc d{8192, 8192, kk, Op::N, Op::N, 1.0, 0.0, GemmTypes::parse(t)};
+    const GemmChoice c = choose_params_for(k, hopper, d, {});
+    EXPECT_EQ(k.can_run(hopper, d, c.params), "") << d.shape() << " " << c.config();
+    return std::pair{c.params.at("STAGES"), c.params.at("CSTORE")};
+  };
+  EXPECT_EQ(slots_and_store(1024, "bf16->f32"), std::pair(std::int64_t(4), std::int64_t(2)));
+  EXPECT_EQ(slots_and_store(1024, "f16->f32"), std::pair(std::int64_t(4), std::int64_t(2)));
+  EXPECT_EQ(slots_and_store(2048, "bf16->f32"), std::pair(std::int64_t(3), std::int64_t(1)));
+  for (const char* t : {"bf16", "f16", "f32/tf32", "i8", "e4m3->f32"})
+    EXPECT_EQ(slots_and_store(1024, t), std::pair(std::int64_t(3), std::int64_t(1))) << t;
   // Narrow outputs with fewer tiles take 256 x 128 tiles and split.
   const GemmDesc narrow{4096, 64, 16384, Op::N, Op::N, 1.0, 0.0, GemmTypes::parse("bf16")};
   EXPECT_EQ(choose_params_for(k, hopper, narrow, {}).params.at("BM"), 256);
