@@ -83,7 +83,11 @@ int to_cblas(Op op) {
 
 MklInt dim(std::int64_t v, const char* what) {
   if (v > 2147483647) throw Unsupported(std::string("cpu.mkl: ") + what + " beyond MKL's LP64 int");
-  return static_cast<MklInt>(std::max<std::int64_t>(1, v));
+  return static_cast<MklInt>(v);
+}
+// CBLAS rejects a leading dimension below 1 even when k == 0 leaves the operand empty.
+MklInt ld(std::int64_t v, const char* what) {
+  return dim(std::max<std::int64_t>(1, v), what);
 }
 
 // i8 x i8 through s8u8s32: A is copied as unsigned (each byte + 128) and the offset -128 taken
@@ -99,9 +103,9 @@ void s8s8(const Mkl& lib, const GemmArgs& g) {
       a_u8[std::size_t(i * g.lda + j)] = std::uint8_t(a[i * g.lda + j] ^ 0x80u);
   const std::int32_t zero = 0;
   lib.s8u8(kRowMajor, to_cblas(d.op_a), to_cblas(d.op_b), kFixOffset, dim(d.m, "m"), dim(d.n, "n"),
-           dim(d.k, "k"), float(d.alpha), a_u8.data(), dim(g.lda, "lda"), std::int8_t(-128), g.b,
-           dim(g.ldb, "ldb"), std::int8_t(0), float(d.beta), static_cast<std::int32_t*>(g.c),
-           dim(g.ldc, "ldc"), &zero);
+           dim(d.k, "k"), float(d.alpha), a_u8.data(), ld(g.lda, "lda"), std::int8_t(-128), g.b,
+           ld(g.ldb, "ldb"), std::int8_t(0), float(d.beta), static_cast<std::int32_t*>(g.c),
+           ld(g.ldc, "ldc"), &zero);
 }
 
 void mkl_gemm(const GemmArgs& g) {
@@ -110,7 +114,7 @@ void mkl_gemm(const GemmArgs& g) {
   if (d.m == 0 || d.n == 0) return;
   const int ta = to_cblas(d.op_a), tb = to_cblas(d.op_b);
   const MklInt m = dim(d.m, "m"), n = dim(d.n, "n"), k = dim(d.k, "k");
-  const MklInt lda = dim(g.lda, "lda"), ldb = dim(g.ldb, "ldb"), ldc = dim(g.ldc, "ldc");
+  const MklInt lda = ld(g.lda, "lda"), ldb = ld(g.ldb, "ldb"), ldc = ld(g.ldc, "ldc");
   switch (d.types.a) {
     case DType::f32:
       return lib.sgemm(kRowMajor, ta, tb, m, n, k, float(d.alpha), static_cast<const float*>(g.a),
