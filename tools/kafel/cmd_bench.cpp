@@ -210,7 +210,8 @@ Run setup_bench(CLI::App& sub) {
   int_option(sub, "--batch", o->batch, 1, kMaxCount,
              "Independent products of each size (batched GEMM, strided; all are verified)");
   sub.add_option("--compute", o->compute, "Compute mode for every type: f32 f64 i32 tf32 3xtf32");
-  sub.add_option("--vs", o->vs, "Baselines to compare with: openblas, mkl (if installed), cublas, clblast");
+  sub.add_option("--vs", o->vs,
+                 "Baselines to compare with: openblas, mkl (if installed), cublas, clblast");
   int_option(sub, "--warmup", o->warmup, 0, kMaxCount, "Warm-up runs (capped at about 1 s)");
   int_option(sub, "--reps", o->reps, 1, kMaxCount, "Timed runs");
   sub.add_option("--param", o->params, "Parameter sweep NAME=v1,v2 (repeatable)")
