@@ -169,6 +169,31 @@ TEST(OpenclLimits, ZeroParameterFromTheTuningDatabaseIsIgnored) {
   fs::remove(db);
 }
 
+// ocl.reg's heuristic: CPU devices get the barrier-free register tiles with a barrier every 256 k
+// (8 x 32 f32 / 8 x 16 f64 per work-item), GPUs the defaults; the choice is valid and runs.
+TEST(OpenclHeuristic, CpuDevicesGetRegisterTilesGpusTheDefaults) {
+  KAFEL_OPENCL_DEVICE_OR_SKIP(real);
+  const GemmKernel& reg = find_gemm_kernel(real, "ocl.reg");
+  Device cpu = real, gpu = real;
+  cpu.is_gpu = false;
+  gpu.is_gpu = true;
+  test::NoTuningDb no_db;
+  for (DType t : {DType::f32, DType::f64}) {
+    if (t == DType::f64 && !real.caps.has(Cap::fp64)) continue;
+    GemmDesc d = kSmall;
+    d.types = t;
+    const Params p = choose_gemm(cpu, d, "ocl.reg").params;
+    EXPECT_EQ(p.at("SA"), 0);
+    EXPECT_EQ(p.at("SB"), 0);
+    EXPECT_EQ(p.at("KBAR"), 256);
+    EXPECT_EQ(p.at("MWG") / p.at("MDIMC"), 8) << to_string(t);
+    EXPECT_EQ(p.at("NWG") / p.at("NDIMC"), t == DType::f64 ? 16 : 32) << to_string(t);
+    EXPECT_TRUE(reg.params.check(p).empty()) << reg.params.check(p);
+    EXPECT_EQ(choose_gemm(gpu, d, "ocl.reg").params, reg.params.defaults()) << to_string(t);
+    if (!real.is_gpu) expect_runs(real, d, "ocl.reg");
+  }
+}
+
 // ---- device limits ----------------------------------------------------------------------------
 
 // A work-group beyond the device's limit is Unsupported before any build or launch, and the

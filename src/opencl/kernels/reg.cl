@@ -4,6 +4,7 @@
 // to the tile sizes, so every load is a whole, aligned vector (VWM along m, VWN along n).
 // KWG-deep slices go through local memory (SA/SB = 1) or straight from global (0: CPUs).
 // PK = 1: operands are stored as per-tile panels (tile t of At is Kp x MWG, contiguous).
+// KBAR > 0 (with SA = SB = 0): a work-group barrier every KBAR k, for the caches of CPUs.
 // Dimension 2: matrix of a batch and k slice (reg_block.cl, BATCH_ARGS).
 // Work-item (tn, tm) owns vector columns tm + w*MDIMC of A and tn + w*NDIMC of B, so
 // neighbouring work-items read neighbouring vectors (no local-memory bank conflicts).
@@ -49,7 +50,16 @@ void gemm_reg(int M, int N, int Kp, scal alpha, scal beta,
 #pragma unroll
     for (int w = 0; w < NVI; ++w) cpm[mi][w] = 0;
 
+#if KBAR && !(SA || SB)
+  // CPUs run a group's work-items one after the other: meeting every KBAR k keeps the group's
+  // KBAR-deep slices of its A and B panels in the core's cache for all of them (without it each
+  // work-item streamed its whole k range from L3: 1024 x 1024 x 4096 ran slower than 1024^3).
+  for (int kb = kbegin; kb < kend; kb += KBAR) {
+    const int kstop = min(kb + KBAR, kend);
+    for (int k0 = kb; k0 < kstop; k0 += KWG) {
+#else
   for (int k0 = kbegin; k0 < kend; k0 += KWG) {
+#endif
 #if SA || SB
     const int tid = tm * NDIMC + tn;
 #endif
@@ -98,6 +108,10 @@ void gemm_reg(int M, int N, int Kp, scal alpha, scal beta,
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
   }
+#if KBAR && !(SA || SB)
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+#endif
 
   // Row of accumulator mi: vector column tm + (mi / VWM) * MDIMC, component mi % VWM.
 #pragma unroll
