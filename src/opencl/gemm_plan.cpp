@@ -139,6 +139,7 @@ OclPlan::OclPlan(const Device& device, const GemmDesc& desc, const Params& param
   n_ = int(desc.n);
   k_ = int(desc.k);
   batch_ = int(std::max<std::int64_t>(1, desc.batch));
+  cpu_device_ = !device.is_gpu;
 }
 
 Program OclPlan::build(const std::vector<std::string>& files, Defines extra) const {
@@ -226,6 +227,7 @@ void OclPlan::load(const GemmArgs& args, int slots) {
   if (m_ == 0 || n_ == 0) return;
   prepass_ = build({"prepass.cl"});
   pack_k_ = prepass_.kernel("pack");
+  pack_blocks_k_ = prepass_.kernel("pack_blocks");
   scale_k_ = prepass_.kernel("scale_c");
   reduce_k_ = prepass_.kernel("splitk_reduce");
   // prepare() decides from the operands' layout (what to pack, how the kernel reads A): a
@@ -285,9 +287,15 @@ void OclPlan::set_alpha_beta(Kernel& k, cl_uint i) const {
 
 Event OclPlan::pack(Buffer& src, Strides st, int rows, int cols, std::int64_t src_stride,
                     Buffer& dst, int rows_p, int cols_p, int panel) {
-  pack_k_.args(rows, cols, src, st.rs, st.cs, dst, cols_p, rows_p, cols_p, panel,
-               cl_long(src_stride), cl_long(std::int64_t(rows_p) * cols_p));
-  return launch(ctx_, pack_k_, {std::size_t(cols_p), std::size_t(rows_p), std::size_t(batch_)},
+  Kernel& k = cpu_device_ ? pack_blocks_k_ : pack_k_;
+  k.args(rows, cols, src, st.rs, st.cs, dst, cols_p, rows_p, cols_p, panel, cl_long(src_stride),
+         cl_long(std::int64_t(rows_p) * cols_p));
+  if (cpu_device_)
+    return launch(
+        ctx_, k,
+        {std::size_t((cols_p + 15) / 16), std::size_t((rows_p + 15) / 16), std::size_t(batch_)},
+        {});
+  return launch(ctx_, k, {std::size_t(cols_p), std::size_t(rows_p), std::size_t(batch_)},
                 {16, 16, 1});
 }
 

@@ -136,7 +136,8 @@ class OclPlan : public GemmPlan {
   [[noreturn]] void unsupported(const std::string& rung, const std::string& what) const;
   GemmArgs args_;
   Program prepass_;
-  Kernel pack_k_, scale_k_, reduce_k_;
+  Kernel pack_k_, pack_blocks_k_, scale_k_, reduce_k_;
+  bool cpu_device_ = false;  // packs with pack_blocks (no local memory, no barrier)
   bool prepared_ = false;
   std::tuple<int, int, int, int, std::int64_t, std::int64_t> prepared_layout_;  // sa_ sb_ strides
 };

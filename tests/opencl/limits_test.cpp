@@ -194,6 +194,21 @@ TEST(OpenclHeuristic, CpuDevicesGetRegisterTilesGpusTheDefaults) {
   }
 }
 
+// The pre-pass into panels whose width is not a multiple of its 16-wide blocks (MWG 24, NWG 40:
+// on CPU devices pack_blocks then places each element by itself), odd sizes, both transposes and
+// a batch.
+TEST(OpenclHeuristic, PanelsOfAnyWidthArePackedRight) {
+  KAFEL_OPENCL_DEVICE_OR_SKIP(dev);
+  const Params p{{"PK", 1},    {"MWG", 24}, {"MDIMC", 2}, {"VWM", 4}, {"NWG", 40},
+                 {"NDIMC", 2}, {"VWN", 4},  {"SA", 0},    {"SB", 0}};
+  for (Op oa : {Op::N, Op::T})
+    for (Op ob : {Op::N, Op::T}) {
+      GemmDesc d{100, 77, 53, oa, ob, 1.5, 0.25, DType::f32};
+      d.batch = 3;
+      expect_runs(dev, d, "ocl.reg", p);
+    }
+}
+
 // ---- device limits ----------------------------------------------------------------------------
 
 // A work-group beyond the device's limit is Unsupported before any build or launch, and the
