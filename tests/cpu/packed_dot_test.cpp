@@ -95,6 +95,20 @@ TEST_P(PackedDot, Int8RandomFullRangeExact) {
       }
 }
 
+// c = a b in f32 from bf16 inputs against the float64 reference `ref` of the same stored
+// inputs: the only error is the f32 accumulation, within ~(k + 2) ulps of sum |a| |b|.
+void expect_within_f32_accumulation(const MatrixView& a, const MatrixView& b, const MatrixView& c,
+                                    const MatrixView& ref) {
+  const std::int64_t k = a.cols;
+  for (std::int64_t i = 0; i < c.rows; ++i)
+    for (std::int64_t j = 0; j < c.cols; ++j) {
+      double abs_sum = 0;
+      for (std::int64_t p = 0; p < k; ++p) abs_sum += std::abs(a.get(i, p) * b.get(p, j));
+      const double bound = (double(k) + 2) * std::ldexp(1.0, -24) * abs_sum + 1e-30;
+      ASSERT_LE(std::abs(c.get(i, j) - ref.get(i, j)), bound) << i << "," << j << " k=" << k;
+    }
+}
+
 // The default blocking of the dot formats (KC up to 2048 i8 / 1024 bf16 values): several k
 // blocks, the last with a partial group, several B panels (the last partial), leading
 // dimensions wider than the matrices, through the word-group packing of row-major operands.
@@ -124,18 +138,10 @@ TEST_P(PackedDot, DefaultBlocksSeveralPanelsAndLeadingDimensions) {
   Matrix f(DType::f32, m, n), ref(DType::f64, m, n);
   gemm(select_device("cpu"), Op::N, Op::N, 1.0, xv, yv, 0.0, f.view(), options());
   reference_gemm(Op::N, Op::N, 1.0, xv, yv, 0.0, ref.view());
-  for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t j = 0; j < n; ++j) {
-      double abs_sum = 0;
-      for (std::int64_t p = 0; p < k; ++p)
-        abs_sum += std::abs(double(x.get(i, p)) * double(y.get(p, j)));
-      const double bound = (double(k) + 2) * std::ldexp(1.0, -24) * abs_sum + 1e-30;
-      ASSERT_LE(std::abs(f.get(i, j) - ref.get(i, j)), bound) << i << "," << j;
-    }
+  expect_within_f32_accumulation(xv, yv, f.view(), ref.view());
 }
 
-// bf16 -> f32: the reference multiplies the stored (bf16-rounded) inputs in float64; the
-// kernel's only error is its f32 accumulation, bounded by ~k ulps of sum |a| |b|.
+// bf16 -> f32 against the float64 reference of the stored (bf16-rounded) inputs.
 TEST_P(PackedDot, Bf16MatchesTheReferenceOfRoundedInputs) {
   std::mt19937 rng(3);
   std::normal_distribution<double> dist(0.0, 1.0);
@@ -148,13 +154,7 @@ TEST_P(PackedDot, Bf16MatchesTheReferenceOfRoundedInputs) {
     Matrix c(DType::f32, m, n), expected(DType::f64, m, n);
     gemm(select_device("cpu"), Op::N, Op::N, 1.0, a, b, 0.0, c, options({{"KC", 128}}));
     reference_gemm(Op::N, Op::N, 1.0, a, b, 0.0, expected);
-    for (std::int64_t i = 0; i < m; ++i)
-      for (std::int64_t j = 0; j < n; ++j) {
-        double abs_sum = 0;
-        for (std::int64_t p = 0; p < k; ++p) abs_sum += std::abs(a.get(i, p) * b.get(p, j));
-        const double bound = (double(k) + 2) * std::ldexp(1.0, -24) * abs_sum + 1e-30;
-        ASSERT_LE(std::abs(c.get(i, j) - expected.get(i, j)), bound) << i << "," << j << " k=" << k;
-      }
+    expect_within_f32_accumulation(a.view(), b.view(), c.view(), expected.view());
   }
 }
 
