@@ -124,7 +124,9 @@ const GemmKernel& find_gemm_kernel(const Device& device, std::string_view name);
 
 // What a kernel runs with when neither the user nor the tuning database says otherwise: its
 // defaults, overridden by its heuristic for this problem (the tuner's starting point).
-Params heuristic_params(const GemmKernel& kernel, const Device& device, const GemmDesc& desc);
+// `from_heuristic`, when given, says whether the heuristic set any parameter.
+Params heuristic_params(const GemmKernel& kernel, const Device& device, const GemmDesc& desc,
+                        bool* from_heuristic = nullptr);
 
 // choose_gemm for one given kernel (which may be outside the registry, as in tests): its
 // parameters (overrides > tuned > heuristic > defaults) and every check of can_run. Throws

@@ -53,8 +53,9 @@ struct Resolved {
 
 Resolved resolve_params(const GemmKernel& k, const Device& device, const GemmDesc& desc,
                         const Params& overrides) {
-  Resolved r{heuristic_params(k, device, desc), "default"};
-  if (k.heuristic && !k.heuristic(device, desc).empty()) r.source = "heuristic";
+  bool from_heuristic = false;
+  Resolved r{heuristic_params(k, device, desc, &from_heuristic), "default"};
+  if (from_heuristic) r.source = "heuristic";
   std::string tuned_from;
   for (const auto& [name, v] : tuned_params(k, device, desc, r.params, tuned_from))
     r.params[name] = v;
@@ -66,10 +67,12 @@ Resolved resolve_params(const GemmKernel& k, const Device& device, const GemmDes
 
 }  // namespace
 
-Params heuristic_params(const GemmKernel& k, const Device& device, const GemmDesc& desc) {
+Params heuristic_params(const GemmKernel& k, const Device& device, const GemmDesc& desc,
+                        bool* from_heuristic) {
   Params p = k.params.defaults();
-  if (k.heuristic)
-    for (const auto& [name, v] : k.heuristic(device, desc)) p[k.params.get(name).name] = v;
+  const Params h = k.heuristic ? k.heuristic(device, desc) : Params{};
+  for (const auto& [name, v] : h) p[k.params.get(name).name] = v;
+  if (from_heuristic) *from_heuristic = !h.empty();
   return p;
 }
 

@@ -53,7 +53,8 @@ Prefetch prefetch_for(Isa isa, Format f) {
   (void)f;
   Prefetch pf;
   // An A panel is read from L3 on the first of its nc / nr calls; 64 k steps ahead (into L2)
-  // brings the next panel in while this one is multiplied. Zen 5, f64 2048^3: +4-5 %.
+  // brings the next panel in while this one is multiplied. Zen 5: +5 % for the kernel
+  // alone on a large A block, f64 2048^3 GEMM 242.8 -> 247.4 GFLOP/s.
   if (isa == Isa::avx512) pf.a = 64;
   return pf;
 }

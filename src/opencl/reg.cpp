@@ -62,7 +62,8 @@ std::string reg_limits(const Device& d, const GemmDesc& g, const Params& p) {
 // CPU devices (PoCL): no local memory and no per-slice barrier, per-tile panels, a barrier every
 // 256 k (the group's slices stay in the core's cache), and per work-item an 8 x 32 (f64: 8 x 16)
 // tile of one-register vectors, which PoCL compiles to broadcast-FMA loops like a BLAS
-// micro-kernel. Zen 5 (session 11): f32 158 -> 240 / 305 GFLOP/s at 1024 / 2048^3, f64 31 -> 131.
+// micro-kernel. Zen 5 (session 11, with the pre-pass of CPU devices, pack_blocks): f32 158 ->
+// 357-377 / 399 GFLOP/s at 1024 / 2048^3, f64 31 -> 155-181 / 141.
 // GPUs: the defaults (ocl.reg2 is their rung).
 Params reg_heuristic(const Device& d, const GemmDesc& g) {
   if (d.is_gpu) return {};
