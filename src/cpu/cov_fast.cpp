@@ -50,12 +50,15 @@ Scratch zeroed_scratch(std::int64_t floats) {
   return Scratch(p);
 }
 
-// Scratch rows of `block` samples for every padded channel should stay in L2 (1-2 MB), and
-// each float accumulator lane should sum at most 64 products (relative error ~1e-7 even on
-// the offset signal): 1024 samples for the radar's 10 channels with AVX-512.
-std::int64_t default_block(std::int64_t padded, int lanes) {
+// Scratch rows of `block` samples for every padded channel should stay in L2 (1-2 MB): 1024
+// samples for 64 lanes with AVX-512. Grids of at most two tile rows (the radar's 10 channels)
+// are bound by the read and stream best in blocks of 256 samples (AVX-512 on a Zen 5, radar
+// block: 1.12x a read pass against 1.30x with 1024; docs/BENCHMARKS.md, session 12).
+std::int64_t default_block(std::int64_t padded, const Worker& w) {
   const std::int64_t b = (256 * 1024 / 4) / std::max<std::int64_t>(padded, 1);
-  return std::clamp<std::int64_t>(b / lanes * lanes, 4 * lanes, 64 * lanes);
+  const std::int64_t most = padded <= 2 * w.tile ? std::min<std::int64_t>(256, 64 * w.lanes)
+                                                 : 64 * w.lanes;  // the float sums' bound
+  return std::clamp<std::int64_t>(b / w.lanes * w.lanes, 4 * w.lanes, most);
 }
 }  // namespace
 
@@ -74,6 +77,13 @@ Worker choose_worker(Isa isa) {
 }
 
 namespace {
+
+// Floats kept per thread for the tiles' float sums between the blocks of a run: R x R pair
+// vectors and R row-sum vectors for each lower tile of the P x P grid.
+std::int64_t keep_floats(const Worker& w, std::int64_t padded) {
+  const std::int64_t rows = padded / w.tile;
+  return rows * (rows + 1) / 2 * (w.tile * w.tile + w.tile) * w.lanes;
+}
 
 // The lanes' job for batch b (data pointer moved to the batch, fill mode from type/layout).
 Job make_job(const CovArgs& a, const Worker& w, const RunOptions& o, std::int64_t b,
@@ -94,12 +104,16 @@ Job make_job(const CovArgs& a, const Worker& w, const RunOptions& o, std::int64_
   j.channels = K;
   j.padded = (K + w.tile - 1) / w.tile * w.tile;
   j.pilot = pilot;
-  j.block =
-      o.block > 0 ? (o.block + w.lanes - 1) / w.lanes * w.lanes : default_block(j.padded, w.lanes);
+  j.block = o.block > 0 ? (o.block + w.lanes - 1) / w.lanes * w.lanes : default_block(j.padded, w);
   // int8 products (|p| <= 2^14) summed in float stay exact integers while a block's sums stay
   // below 2^24: at most 1024 samples per block.
   if (j.mode == FillMode::any_i8) j.block = std::min<std::int64_t>(j.block, 1024);
   j.prefetch_blocks = o.prefetch_blocks;
+  // Float sums run over at most 64 vectors of samples per lane (the error bound above; int8:
+  // 1024 samples of products below 2^14 stay below 2^24), so blocks shorter than that share
+  // one flush, as long as the kept sums stay small next to L1.
+  const std::int64_t run = std::max<std::int64_t>(1, 64 * w.lanes / j.block);
+  j.run_blocks = keep_floats(w, j.padded) * 4 <= 32 * 1024 ? run : 1;
   j.direct = o.direct;
   j.ld = j.block + 16;
   j.panel = o.panel;
@@ -156,12 +170,13 @@ void fast_moments(const CovArgs& a, const Worker& w, const RunOptions& o, CovMom
   // Per thread: scratch rows and, when a batch is one part, its partial (converted at once).
   std::vector<Scratch> scratch;
   std::vector<std::vector<std::int32_t>> iscratch(threads);
-  const std::int64_t block = make_job(a, w, o, 0, pilot.data()).block;
+  const Job first = make_job(a, w, o, 0, pilot.data());
+  const std::int64_t keep = first.run_blocks > 1 ? keep_floats(w, P) : 0;
   for (int t = 0; t < threads; ++t) {
     if (ints)
       iscratch[t].resize(static_cast<std::size_t>(K * 256));
     else
-      scratch.push_back(zeroed_scratch(P * (block + 16)));
+      scratch.push_back(zeroed_scratch(P * first.ld + keep));
   }
   out.reset(d);
   const bool merge = per_batch > 1;

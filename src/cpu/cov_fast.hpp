@@ -29,6 +29,9 @@ struct Job {
   const float* pilot = nullptr;      // per lane
   std::int64_t block = 0;            // samples per scratch block, a multiple of the lane count
   std::int64_t prefetch_blocks = 1;  // software prefetch this many blocks ahead (0: off)
+  // Blocks whose float sums run on before a float64 flush (1: every block flushes). With more,
+  // the tiles keep their sums after the scratch rows (keep_floats) between blocks.
+  std::int64_t run_blocks = 1;
   bool direct = true;  // rows_f32, K a multiple of the tile: tiles read the rows in place
   // Scratch row stride in floats: block + 16, so the rows of a transposing (interleaved) fill
   // do not all fall into the same L1 set (a 4 KB stride would).

@@ -85,19 +85,31 @@ struct Prefetcher {
   }
 };
 
+// Where a tile's float accumulators live between blocks: `keep` holds them (R*R + R vectors
+// per tile) when a run of blocks shares one set of float sums; `resume` loads them at the
+// block's start, `flush` adds them into float64 at its end (otherwise they are stored back).
+struct Carry {
+  float* keep = nullptr;
+  bool resume = false;
+  bool flush = true;
+};
+
 // One R x R tile of channel pairs over a block: float accumulators, one per pair and lane,
-// summed into float64 at the end of the block (so each float sum has len/lanes terms).
+// summed into float64 when the carry flushes (so each float sum has at most a run's
+// samples / lanes terms; the run is at most 64 vectors, see cov_fast.cpp).
 // Rows r of the tile are at yi + r*ldi (likewise yj). With SHIFT the rows are the caller's
 // samples and the pilot is subtracted on load (an embedded-broadcast operand); without, they
 // are the already shifted scratch rows.
 template <class V, int R, bool SHIFT>
 void tile(const float* yi, std::int64_t ldi, const float* pi, const float* yj, std::int64_t ldj,
-          const float* pj, std::int64_t len, double* q, std::int64_t ldq, Prefetcher& pf) {
+          const float* pj, std::int64_t len, double* q, std::int64_t ldq, Prefetcher& pf,
+          const Carry& carry) {
   typename V::T acc[R][R];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 8
-    for (int c = 0; c < R; ++c) acc[r][c] = V::zero();
+    for (int c = 0; c < R; ++c)
+      acc[r][c] = carry.resume ? V::load(carry.keep + (r * R + c) * V::kLanes) : V::zero();
   for (std::int64_t s = 0; s < len; s += V::kLanes) {
     pf.step();
     typename V::T a[R];
@@ -114,21 +126,31 @@ void tile(const float* yi, std::int64_t ldi, const float* pi, const float* yj, s
       for (int r = 0; r < R; ++r) acc[r][c] = V::fmadd(a[r], b, acc[r][c]);
     }
   }
+  if (!carry.flush) {
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+      for (int c = 0; c < R; ++c) V::store(carry.keep + (r * R + c) * V::kLanes, acc[r][c]);
+    return;
+  }
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < R; ++c) q[r * ldq + c] += V::hsum_d(acc[r][c]);
 }
 
 // A diagonal tile: only the R(R+1)/2 pairs with c <= r (the others mirror them). With SHIFT
-// it also adds the channel sums of its rows (each channel is in exactly one diagonal tile).
+// it also sums its rows' shifted values (each channel is in exactly one diagonal tile), carried
+// like the products.
 template <class V, int R, bool SHIFT>
 void tile_diag(const float* y, std::int64_t ld, const float* p, std::int64_t len, double* q,
-               std::int64_t ldq, Prefetcher& pf, double* sum) {
+               std::int64_t ldq, Prefetcher& pf, double* sum, const Carry& carry) {
   typename V::T acc[R][R], sacc[R];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-    sacc[r] = V::zero();
+    // The row sums are kept after the R x R pairs.
+    sacc[r] = carry.resume ? V::load(carry.keep + (R * R + r) * V::kLanes) : V::zero();
 #pragma GCC unroll 8
-    for (int c = 0; c <= r; ++c) acc[r][c] = V::zero();
+    for (int c = 0; c <= r; ++c)
+      acc[r][c] = carry.resume ? V::load(carry.keep + (r * R + c) * V::kLanes) : V::zero();
   }
   for (std::int64_t s = 0; s < len; s += V::kLanes) {
     pf.step();
@@ -146,8 +168,19 @@ void tile_diag(const float* y, std::int64_t ld, const float* p, std::int64_t len
 #pragma GCC unroll 8
       for (int c = 0; c <= r; ++c) acc[r][c] = V::fmadd(a[r], a[c], acc[r][c]);
   }
+  if (!carry.flush) {
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      V::store(carry.keep + (R * R + r) * V::kLanes, sacc[r]);
+#pragma GCC unroll 8
+      for (int c = 0; c <= r; ++c) V::store(carry.keep + (r * R + c) * V::kLanes, acc[r][c]);
+    }
+    return;
+  }
+  // Without SHIFT the scratch fill added this block's sums; sacc then holds only what earlier
+  // direct blocks of the run carried (zero when there were none).
   for (int r = 0; r < R; ++r) {
-    if constexpr (SHIFT) sum[r] += V::hsum_d(sacc[r]);
+    if (sum) sum[r] += V::hsum_d(sacc[r]);
     for (int c = 0; c <= r; ++c) q[r * ldq + c] += V::hsum_d(acc[r][c]);
   }
 }
@@ -177,53 +210,74 @@ Prefetcher plan_prefetch(const kafel::cpu::covfast::Job& j, std::int64_t n, std:
   return pf;
 }
 
+// Where lower tile (ti, tj) of the grid keeps its float sums between the blocks of a run.
+template <class V, int R>
+Carry carry_of(const Carry& run, std::int64_t ti, std::int64_t tj) {
+  const std::int64_t row = ti / R, index = row * (row + 1) / 2 + tj / R;
+  Carry c = run;
+  if (c.keep) c.keep += index * (R * R + R) * V::kLanes;
+  return c;
+}
+
 // Every lower tile of one block of shifted scratch rows: row by row (panel 0), or in column
-// panels (cpu.herk: the panel's rows stay in L2 while the rows below stream past).
+// panels (cpu.herk: the panel's rows stay in L2 while the rows below stream past). `sum` is
+// null where lanes are padded (no direct block then carries row sums).
 template <class V, int R>
 void block_tiles(const kafel::cpu::covfast::Job& j, const float* y, std::int64_t len_pad, double* q,
-                 Prefetcher& pf) {
+                 double* sum, Prefetcher& pf, const Carry& run) {
   const std::int64_t P = j.padded, L = j.ld;
   const std::int64_t panel = j.panel > 0 ? (j.panel + R - 1) / R * R : P;
   for (std::int64_t jp = 0; jp < P; jp += panel)
     for (std::int64_t ti = jp; ti < P; ti += R)
       for (std::int64_t tj = jp; tj < jp + panel && tj <= ti; tj += R) {
+        const Carry c = carry_of<V, R>(run, ti, tj);
         if (tj == ti)
-          tile_diag<V, R, false>(y + ti * L, L, nullptr, len_pad, q + ti * P + tj, P, pf, nullptr);
+          tile_diag<V, R, false>(y + ti * L, L, nullptr, len_pad, q + ti * P + tj, P, pf,
+                                 sum ? sum + ti : nullptr, c);
         else
           tile<V, R, false>(y + ti * L, L, nullptr, y + tj * L, L, nullptr, len_pad,
-                            q + ti * P + tj, P, pf);
+                            q + ti * P + tj, P, pf, c);
       }
 }
 
 // Planar real blocks of whole vectors whose lane count is a multiple of R skip the scratch
 // copy: the tiles read the caller's rows and shift on load. Everything else (interleaved or
 // complex data, padded lanes, the tail block) goes through the shifted, zero-padded scratch.
+// Runs of j.run_blocks blocks share one set of float sums per tile (kept after the scratch
+// rows, y + P * ld), so short blocks do not pay a float64 flush each.
 template <class V, int R>
 void process_range(const kafel::cpu::covfast::Job& j, std::int64_t n0, std::int64_t n1, float* y,
                    double* sum, double* q) {
   const std::int64_t B = j.block, P = j.padded;
   const bool direct_ok = j.mode == kafel::cpu::covfast::FillMode::rows_f32 && j.channels == P &&
                          j.direct && j.panel == 0;
+  Carry run;
+  run.keep = j.run_blocks > 1 ? y + P * j.ld : nullptr;
+  std::int64_t in_run = 0;  // blocks of the current run already summed
   for (std::int64_t n = n0; n < n1; n += B) {
     const std::int64_t len = n1 - n < B ? n1 - n : B;
     const std::int64_t len_pad = (len + V::kLanes - 1) / V::kLanes * V::kLanes;
+    run.resume = in_run > 0;
+    run.flush = !run.keep || in_run + 1 == j.run_blocks || n + B >= n1;
+    in_run = run.flush ? 0 : in_run + 1;
     Prefetcher pf = plan_prefetch<V, R>(j, n, n1);
     if (direct_ok && len == len_pad) {
       const float* x = j.f32() + n;
       const std::int64_t ld = j.channel_step;
       for (std::int64_t ti = 0; ti < P; ti += R)
         for (std::int64_t tj = 0; tj <= ti; tj += R) {
+          const Carry c = carry_of<V, R>(run, ti, tj);
           if (tj == ti)
             tile_diag<V, R, true>(x + ti * ld, ld, j.pilot + ti, len, q + ti * P + tj, P, pf,
-                                  sum + ti);
+                                  sum + ti, c);
           else
             tile<V, R, true>(x + ti * ld, ld, j.pilot + ti, x + tj * ld, ld, j.pilot + tj, len,
-                             q + ti * P + tj, P, pf);
+                             q + ti * P + tj, P, pf, c);
         }
       continue;
     }
     fill_block<V>(j, n, len, len_pad, y, sum);
-    block_tiles<V, R>(j, y, len_pad, q, pf);
+    block_tiles<V, R>(j, y, len_pad, q, j.channels == P ? sum : nullptr, pf, run);
   }
 }
 
