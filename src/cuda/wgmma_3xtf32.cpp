@@ -2,6 +2,7 @@
 // splits each fp32 operand into tf32 big and small parts, laid out k-major; the warp-specialised
 // wgmma kernel multiplies small*big + big*small + big*big per k-tile into a fresh accumulator
 // and adds it to the running sum in fp32 (round to nearest), so long k keeps fp32 accuracy.
+// Small outputs with long k split k into ranges (split-K) added in order by splitk_reduce.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -26,6 +27,37 @@ std::size_t split_bytes(const GemmDesc& d) {
          sizeof(float);
 }
 
+sm90::Options options(const Params& p);
+
+// Split-K partial sums, after the split operands (offset rounded to 256 bytes).
+std::size_t operands_bytes(const GemmDesc& d) {
+  return (split_bytes(d) + 255) / 256 * 256;
+}
+std::size_t partial_bytes(const GemmDesc& d, const Params& p) {
+  return sm90::split_workspace_bytes(sm90::Input::tf32x3, d.m, d.n, d.k, options(p));
+}
+std::size_t workspace_bytes(const GemmDesc& d, const Params& p) {
+  const std::size_t partials = partial_bytes(d, p);
+  return partials ? operands_bytes(d) + partials : split_bytes(d);
+}
+
+// Outputs of fewer 128 x 128 tiles than half the SMs split k into as many ranges as fill the
+// SMs once, each of at least 8 k-tiles (the 3-slot ring fills and drains once per range), the
+// partial sums within 1/8 of the device's memory. Without it, 256 x 256 x 262144 ran 16 CTAs on
+// 132 SMs: 4.1 TFLOP/s (H100, session 12).
+Params choose(const Device& dev, const GemmDesc& d) {
+  const std::int64_t sms = dev.compute_units > 0 ? dev.compute_units : 132;
+  const std::int64_t tiles = ((d.m + 127) / 128) * ((d.n + 127) / 128);
+  const std::int64_t k_tiles = (d.k + 31) / 32;
+  if (tiles == 0 || 2 * tiles > sms) return {};
+  std::int64_t splits = std::min<std::int64_t>({sms / tiles, k_tiles / 8, 128});
+  const auto slice = static_cast<std::int64_t>(sm90::split_slice_bytes(d.m, d.n));
+  if (dev.global_memory)
+    splits = std::min<std::int64_t>(splits, std::int64_t(dev.global_memory / 8) / slice);
+  if (splits < 2) return {};
+  return {{"SPLITK", splits}};
+}
+
 sm90::Options options(const Params& p) {
   auto get = [&](const char* name, std::int64_t def) {
     const auto it = p.find(name);
@@ -38,6 +70,7 @@ sm90::Options options(const Params& p) {
   o.stages = get("STAGES", 3);
   o.persistent = get("PERSISTENT", 0) != 0;
   o.group = get("GROUP", 8);
+  o.splits = get("SPLITK", 1);
   return o;
 }
 
@@ -48,6 +81,8 @@ ParamSpace params() {
       choice("PERSISTENT", 0, {"off", "on"}, true,
              "on: one CTA per SM loops over tiles; off: one CTA per tile"),
       param("GROUP", 8, {4, 8, 16}, 1, 64, "tile rows per group of the tile order (L2 reuse)"),
+      param("SPLITK", 1, {1, 2, 4, 8, 16, 32}, 1, sm90::kMaxSplits,
+            "k ranges (split-K): raw partial sums added in range order by a second kernel"),
   };
   return s;
 }
@@ -57,7 +92,8 @@ ParamSpace params() {
 void launch(const DeviceGemm& g, const Params& params, cudaStream_t stream) {
   const GemmDesc& d = g.desc;
   const std::int64_t ld = split_ld(d.k);
-  if (d.k > 0 && g.workspace_bytes < split_bytes(d))
+  const std::size_t partials = partial_bytes(d, params);
+  if (d.k > 0 && g.workspace_bytes < workspace_bytes(d, params))
     throw DeviceError("cuda.wgmma_3xtf32: the split workspace was not allocated");
   auto* a = static_cast<float*>(g.workspace);
   float* b = a + 2 * d.m * ld;
@@ -85,6 +121,10 @@ void launch(const DeviceGemm& g, const Params& params, cudaStream_t stream) {
   p.beta = d.beta;
   p.a_part = static_cast<int>(d.m);
   p.b_part = static_cast<int>(d.n);
+  if (partials) {
+    p.workspace = static_cast<char*>(g.workspace) + operands_bytes(d);
+    p.workspace_bytes = partials;
+  }
   if (std::string err = sm90::launch_gemm(sm90::Input::tf32x3, p, options(params), stream);
       !err.empty())
     throw DeviceError("cuda.wgmma_3xtf32 " + d.shape() + ": " + err);
@@ -103,6 +143,11 @@ std::string limits(const Device& device, const GemmDesc& d, const Params& params
     return "cuda.wgmma_3xtf32: " + std::to_string(o.stages) + " stages need " +
            std::to_string(smem) + " bytes of shared memory per block, " + device.id + " has " +
            std::to_string(device.local_memory);
+  const std::size_t ws = workspace_bytes(d, params);
+  if (device.global_memory && ws > device.global_memory / 2)
+    return "cuda.wgmma_3xtf32: SPLITK=" + std::to_string(o.splits) + " needs " +
+           std::to_string(ws >> 20) + " MiB of workspace, more than half of " + device.id +
+           "'s memory";
   return "";
 }
 
@@ -111,15 +156,16 @@ GemmKernel kernel() {
   k.name = "cuda.wgmma_3xtf32";
   k.summary =
       "fp32-accurate wgmma: split pre-pass, small*big + big*small + big*big per k-tile into a "
-      "fresh accumulator added in fp32 (Hopper, sm_90a)";
+      "fresh accumulator added in fp32, split-K for small outputs (Hopper, sm_90a)";
   k.rung = 15;
   k.types = {{GemmTypes::of(DType::f32, Compute::tf32x3), Cap::wgmma_sm90a}};
   k.params = params();
+  k.heuristic = choose;
   // Above cuda.mma_tiles (mma.sync, 20): the default for 3xtf32 where wgmma runs.
   k.preference = always(30);
   k.make_plan = [](const Device& dev, const GemmDesc& desc, const Params& p) {
     PlanTraits traits;
-    traits.workspace = [](const GemmDesc& d, const Params&) { return split_bytes(d); };
+    traits.workspace = workspace_bytes;
     return make_cuda_plan(dev, desc, p, launch, traits);
   };
   k.can_implement = limits;

@@ -350,6 +350,41 @@ TEST(CudaTensorCores, ThreeTf32AsAccurateAsSimtFp32) {
   }
 }
 
+// 3xtf32 split-K (cuda.wgmma_3xtf32): small outputs with long k take the default's k ranges
+// (partial sums added by splitk_reduce with alpha and beta), explicit counts give unequal
+// ranges, and transposed operands go through the split pre-pass.
+TEST(CudaTensorCores, ThreeTf32SplitK) {
+  KAFEL_REQUIRE_CUDA();
+  if (!cuda0()->caps.has(Cap::wgmma_sm90a)) GTEST_SKIP() << "no wgmma on this GPU";
+  struct Case {
+    std::int64_t m, n, k;
+    Op op_a, op_b;
+    double beta;
+    std::int64_t splits;  // 0: the default choice's
+  };
+  const Case cases[] = {
+      {200, 130, 20000, Op::N, Op::N, 0.5, 0},  // 4 tiles: the default splits
+      {256, 256, 65536, Op::T, Op::N, 0.0, 0},  // 33 ranges
+      {1000, 1001, 999, Op::N, Op::T, 0.0, 3},  // 32 k-tiles in 3 ranges: 11, 11, 10
+      {129, 257, 4099, Op::T, Op::T, -1.0, 7},  // edge tiles and a k-tile tail
+  };
+  for (const Case& c : cases) {
+    const GemmDesc d{c.m, c.n, c.k, c.op_a, c.op_b, 1.5, c.beta, GemmTypes::parse("f32/3xtf32")};
+    test::ProblemOptions opt;
+    opt.seed = static_cast<std::uint64_t>(c.m * 7 + c.k);
+    test::Problem p = test::make_problem(d, opt);
+    Params params;
+    if (c.splits > 0) {
+      params["SPLITK"] = c.splits;
+    } else {
+      const GemmChoice chosen = choose_gemm(*cuda0(), d, "cuda.wgmma_3xtf32");
+      EXPECT_GT(chosen.params.at("SPLITK"), 1) << d.shape();
+    }
+    const VerifyResult r = test::run_and_verify(*cuda0(), "cuda.wgmma_3xtf32", p, params);
+    EXPECT_TRUE(r.passed) << d.shape() << ": " << r.message;
+  }
+}
+
 // Ping-pong (cuda.wgmma_ws, 128 x 128 tiles): the two consumer warpgroups take a persistent
 // CTA's tiles in turn, each skipping the other's ring slots. Outputs of more tiles than SMs give
 // CTAs one to four tiles (odd and even counts), short k wraps the ring inside and across tiles,

@@ -300,5 +300,33 @@ TEST_F(Wgmma, ThreeTf32IsTheHopperDefaultAndItsLimitsHold) {
             2 * (cuda::sm90::smem_bytes(Input::tf32, o, false) - 1024) - 16 * o.stages);
 }
 
+// 3xtf32 splits k where its 128 x 128 tiles fill fewer than half the SMs, in ranges of at least
+// 8 k-tiles, and the plan's workspace holds the split operands and the partial sums.
+TEST_F(Wgmma, ThreeTf32SplitsLongKOverTheSms) {
+  Device hopper = fake_gpu(Caps(Cap::fp64) | Cap::fp16 | Cap::mma_sm80 | Cap::wgmma_sm90a);
+  hopper.compute_units = 132;
+  hopper.global_memory = std::uint64_t(80) << 30;
+  const GemmKernel& k = kernel("cuda.wgmma_3xtf32");
+  auto splits = [&](std::int64_t m, std::int64_t n, std::int64_t kk) {
+    const GemmDesc d{m, n, kk, Op::N, Op::T, 1.0, 0.0, GemmTypes::parse("f32/3xtf32")};
+    const GemmChoice c = choose_params_for(k, hopper, d, {});
+    EXPECT_EQ(k.can_run(hopper, d, c.params), "") << d.shape() << " " << c.config();
+    return c.params.at("SPLITK");
+  };
+  EXPECT_EQ(splits(256, 256, 262144), 33);  // 4 tiles
+  EXPECT_EQ(splits(1024, 1024, 65536), 2);  // 64 tiles
+  EXPECT_EQ(splits(256, 256, 1024), 4);     // 32 k-tiles: ranges of 8
+  EXPECT_EQ(splits(256, 256, 200), 1);      // 7 k-tiles: nothing to split
+  EXPECT_EQ(splits(4096, 4096, 4096), 1);   // 1024 tiles
+  // A split that would take more than half the device's memory is refused with the reason.
+  Device tiny = hopper;
+  tiny.global_memory = std::uint64_t(64) << 20;
+  const GemmDesc d{4096, 4096, 64, Op::N, Op::T, 1.0, 0.0, GemmTypes::parse("f32/3xtf32")};
+  Params p = k.params.defaults();
+  p["SPLITK"] = 2;
+  const std::string why = k.can_run(tiny, d, p);
+  EXPECT_NE(why.find("workspace"), std::string::npos) << why;
+}
+
 }  // namespace
 }  // namespace kafel
