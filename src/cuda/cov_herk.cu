@@ -9,6 +9,7 @@
 #include "core/registry.hpp"
 #include "cuda/cov_herk.hpp"
 #include "cuda/runtime.hpp"
+#include "cuda/wgmma.hpp"
 
 namespace kafel::cuda {
 
@@ -18,6 +19,17 @@ constexpr int kTile = kHerkTile, kThreads = 256, kChunk = 16;
 constexpr int kLoads = kTile * kChunk / kThreads;  // load slots per thread and panel
 constexpr int kLd = kTile + 4;                     // shared row stride (float4-aligned)
 constexpr std::int64_t kMinRange = 1024;
+// cuda.herk_h3 is the default from this many real lanes on.
+constexpr std::int64_t kH3Lanes = 1024;
+
+// The split GEMM's configuration, for its shared-memory check.
+sm90::Options h3_options() {
+  sm90::Options o;
+  o.bm = sm90::kSplitShape[0];
+  o.bn = sm90::kSplitShape[1];
+  o.stages = 3;
+  return o;
+}
 
 // Element types per sample type: input component, shared value, chunk sum, wide sum.
 template <int MODE>
@@ -244,20 +256,29 @@ int mode_of(DType t) {
 
 class CudaHerkPlan : public CovPlan {
  public:
-  CudaHerkPlan(const Device& dev, const CovDesc& d, const Params& p, bool tensor_cores)
+  // Engines: SIMT tiles (cuda.herk), tf32 tensor-core tiles (cuda.herk_tc) or the f16-split
+  // GEMM (cuda.herk_h3).
+  enum class Engine { simt, tc, h3 };
+
+  CudaHerkPlan(const Device& dev, const CovDesc& d, const Params& p, Engine engine)
       : ordinal_(ordinal_of(dev)),
         guard_(ordinal_),
         desc_(d),
-        flush_(int(p.at("FLUSH"))),
-        tensor_cores_(tensor_cores),
-        tile_(tensor_cores ? herk_tc_tile(dev, d, p) : kTile),
+        flush_(p.count("FLUSH") ? int(p.at("FLUSH")) : 16),
+        tensor_cores_(engine == Engine::tc),
+        h3_(engine == Engine::h3),
+        tile_(tensor_cores_ ? herk_tc_tile(dev, d, p) : kTile),
         w_(herk_partial(tile_)) {
-    const std::int64_t chunk = tensor_cores ? kHerkTcChunk : kChunk;
+    if (h3_) {
+      plan_h3(p);
+      return;
+    }
+    const std::int64_t chunk = tensor_cores_ ? kHerkTcChunk : kChunk;
     pitch_ = (d.samples + chunk - 1) / chunk * chunk * (d.complex() ? 2 : 1);
     const std::int64_t rows = tile_rows();
     tiles_ = rows * (rows + 1) / 2;
     const std::int64_t resident =
-        tensor_cores ? herk_tc_resident_blocks(ordinal_, tile_, d.complex() ? 2 : 1) : p.at("BPS");
+        tensor_cores_ ? herk_tc_resident_blocks(ordinal_, tile_, d.complex() ? 2 : 1) : p.at("BPS");
     const std::int64_t slots = std::int64_t(device_props(ordinal_).sm_count) * resident;
     const std::int64_t most = std::max<std::int64_t>(1, d.samples / kMinRange);
     splits_ = splits_for(tiles_ * d.batch, slots, most);
@@ -319,6 +340,10 @@ class CudaHerkPlan : public CovPlan {
     const std::int64_t k = desc_.lanes();
     std::vector<float> pilot(std::size_t(desc_.batch * k));
     pilot_.download(pilot.data(), pilot.size() * 4);
+    if (h3_) {
+      merge_h3(pilot, out);
+      return;
+    }
     std::vector<char> raw(std::size_t(desc_.batch * tiles_ * pstride_ * w_) * 8);
     partial_.download(raw.data(), raw.size());
     out.reset(desc_);
@@ -389,6 +414,10 @@ class CudaHerkPlan : public CovPlan {
         pilot_.as<float>());
     KAFEL_CUDA_CHECK_LAUNCH("cov_herk_pilot");
     if constexpr (MODE <= 1) {
+      if (h3_) {
+        launch_h3(x, at);
+        return;
+      }
       if (tensor_cores_) {
         HerkLaunch l;
         l.x = x.as<float>();
@@ -423,6 +452,73 @@ class CudaHerkPlan : public CovPlan {
         desc_.layout == SampleLayout::Planar ? 1 : 0, pilot_.as<float>(),
         partial_.as<typename Types<MODE>::Wide>());
     KAFEL_CUDA_CHECK_LAUNCH("cov_herk");
+  }
+
+  // cuda.herk_h3's buffers: f16 planes of one batch, the scaled products of every batch, the
+  // lane peaks and sums, and the split-K workspace.
+  void plan_h3(const Params& p) {
+    const std::int64_t lanes = desc_.lanes(), nb = desc_.batch;
+    ld_ = h3_ld(desc_.samples);
+    const std::int64_t asked = p.count("SPLITK") ? p.at("SPLITK") : 0;
+    h3_splits_ = asked > 0 ? int(asked)
+                           : h3_splits(int(lanes), desc_.samples, device_props(ordinal_).sm_count);
+    planes_ = DeviceBuffer(std::size_t(2 * lanes * ld_) * 2, "covariance f16 planes");
+    c_ = DeviceBuffer(std::size_t(nb * lanes * lanes) * 4, "covariance products");
+    peak_ = DeviceBuffer(std::size_t(nb * lanes) * 4, "covariance lane peaks");
+    sums_ = DeviceBuffer(std::size_t(nb * lanes) * 8, "covariance lane sums");
+    pilot_ = DeviceBuffer(std::size_t(nb * lanes) * 4, "covariance pilot");
+    const std::size_t ws = h3_workspace_bytes(int(lanes), desc_.samples, h3_splits_);
+    if (ws) workspace_ = DeviceBuffer(ws, "covariance split-K workspace");
+  }
+
+  void launch_h3(const DeviceBuffer& x, const LaneAddressing& at) {
+    const std::int64_t lanes = desc_.lanes(), nb = desc_.batch;
+    KAFEL_CUDA_CHECK(
+        cudaMemsetAsync(peak_.as<unsigned>(), 0, std::size_t(nb * lanes) * 4, stream_));
+    KAFEL_CUDA_CHECK(cudaMemsetAsync(sums_.as<double>(), 0, std::size_t(nb * lanes) * 8, stream_));
+    for (std::int64_t b = 0; b < nb; ++b) {
+      H3Launch l;
+      l.x = x.as<float>() + b * at.batch_step;
+      l.cstep = at.channel_step;
+      l.sstep = at.sample_step;
+      l.lanes = int(lanes);
+      l.comps = desc_.complex() ? 2 : 1;
+      l.n = desc_.samples;
+      l.pilot = pilot_.as<float>() + b * lanes;
+      l.peak = peak_.as<unsigned>() + b * lanes;
+      l.sums = sums_.as<double>() + b * lanes;
+      l.planes = planes_.as<void>();
+      l.ld = ld_;
+      l.c = c_.as<float>() + b * lanes * lanes;
+      l.workspace = workspace_.empty() ? nullptr : workspace_.as<void>();
+      l.workspace_bytes = workspace_.bytes();
+      l.splits = h3_splits_;
+      launch_herk_h3(l, stream_);
+    }
+  }
+
+  // Scaled products / (scale_i scale_j) in float64, lane sums as summed: moments per batch.
+  void merge_h3(const std::vector<float>& pilot, CovMoments& out) const {
+    const std::int64_t k = desc_.lanes(), nb = desc_.batch;
+    std::vector<unsigned> peak(std::size_t(nb * k));
+    std::vector<double> sums(std::size_t(nb * k));
+    std::vector<float> c(std::size_t(nb * k * k));
+    peak_.download(peak.data(), peak.size() * 4);
+    sums_.download(sums.data(), sums.size() * 8);
+    c_.download(c.data(), c.size() * 4);
+    out.reset(desc_);
+    std::vector<double> p(k), scale(k), packed(std::size_t(k * (k + 1) / 2));
+    for (std::int64_t b = 0; b < nb; ++b) {
+      for (std::int64_t i = 0; i < k; ++i) {
+        p[i] = pilot[b * k + i];
+        scale[i] = h3_scale(peak[b * k + i]);
+      }
+      const float* cb = c.data() + b * k * k;
+      for (std::int64_t i = 0; i < k; ++i)
+        for (std::int64_t j = 0; j <= i; ++j)
+          packed[i * (i + 1) / 2 + j] = double(cb[i * k + j]) / (scale[i] * scale[j]);
+      moments_from_lanes(desc_, b, p.data(), sums.data() + b * k, packed.data(), out);
+    }
   }
 
   // Sums the sample ranges of every tile in order (float64 or exact int64), then lanes ->
@@ -511,6 +607,7 @@ class CudaHerkPlan : public CovPlan {
   CovDesc desc_;
   int flush_ = 32;
   bool tensor_cores_ = false;
+  bool h3_ = false;
   int tile_ = kTile;        // lane tile edge
   std::int64_t w_ = 0;      // doubles per partial
   std::int64_t pitch_ = 0;  // floats per channel row of the tensor-core kernel's layout
@@ -520,6 +617,10 @@ class CudaHerkPlan : public CovPlan {
   Stream stream_;
   DeviceBuffer partial_, pilot_;
   std::vector<DeviceBuffer> x_;
+  // cuda.herk_h3
+  std::int64_t ld_ = 0;
+  int h3_splits_ = 1;
+  DeviceBuffer planes_, c_, peak_, sums_, workspace_;
 };
 
 CovKernel herk_kernel() {
@@ -549,7 +650,7 @@ CovKernel herk_kernel() {
   };
   k.make_plan = [](const Device& dev, const CovDesc& d,
                    const Params& p) -> std::unique_ptr<CovPlan> {
-    return std::make_unique<CudaHerkPlan>(dev, d, p, false);
+    return std::make_unique<CudaHerkPlan>(dev, d, p, CudaHerkPlan::Engine::simt);
   };
   return k;
 }
@@ -587,13 +688,48 @@ CovKernel herk_tc_kernel() {
   };
   k.make_plan = [](const Device& dev, const CovDesc& d,
                    const Params& p) -> std::unique_ptr<CovPlan> {
-    return std::make_unique<CudaHerkPlan>(dev, d, p, true);
+    return std::make_unique<CudaHerkPlan>(dev, d, p, CudaHerkPlan::Engine::tc);
+  };
+  return k;
+}
+
+CovKernel herk_h3_kernel() {
+  CovKernel k;
+  k.name = "cuda.herk_h3";
+  k.summary =
+      "f16-split covariance on Hopper: lanes scaled by powers of two and split into f16 big and "
+      "small planes, the full lane square by the split-operand wgmma GEMM (three products, a "
+      "fresh accumulator per 64 samples, split-K ranges); f32 and cf32, sm_90a";
+  k.rung = 4;
+  k.sample_types = {DType::f32, DType::c64};
+  k.params.params = {param("SPLITK", 0, {0, 8, 16, 32}, 0, 256,
+                           "sample ranges (split-K; 0: ranges of at most 8192 samples that fill "
+                           "the SMs once)")};
+  // Above cuda.herk_tc from kH3Lanes real lanes on (docs/BENCHMARKS.md, session 12).
+  k.preference = 7;
+  k.min_default_lanes = kH3Lanes;
+  k.can_implement = [](const Device& dev, const CovDesc& d, const Params&) -> std::string {
+    if (!dev.caps.has(Cap::wgmma_sm90a))
+      return "cuda.herk_h3 needs wgmma (compute capability 9.0, sm_90a code)";
+    if (dev.local_memory < sm90::smem_bytes(sm90::Input::f16x3, h3_options(), false))
+      return "cuda.herk_h3 needs " +
+             std::to_string(sm90::smem_bytes(sm90::Input::f16x3, h3_options(), false) / 1024) +
+             " KiB of shared memory per block (" + dev.id + " has " +
+             std::to_string(dev.local_memory / 1024) + ")";
+    if (d.samples > 2147483647 || d.lanes() > 65535)
+      return "cuda.herk_h3 takes at most 2^31 - 1 samples and 65535 lanes (got " + d.shape() + ")";
+    return "";
+  };
+  k.make_plan = [](const Device& dev, const CovDesc& d,
+                   const Params& p) -> std::unique_ptr<CovPlan> {
+    return std::make_unique<CudaHerkPlan>(dev, d, p, CudaHerkPlan::Engine::h3);
   };
   return k;
 }
 
 const Register registered{herk_kernel()};
 const Register registered_tc{herk_tc_kernel()};
+const Register registered_h3{herk_h3_kernel()};
 
 }  // namespace
 }  // namespace kafel::cuda

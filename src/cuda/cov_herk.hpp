@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstring>
 
 namespace kafel::cuda {
 
@@ -55,5 +56,48 @@ int herk_tc_resident_blocks(int ordinal, int tile, int comps);
 void launch_herk_wg(const HerkLaunch& l, cudaStream_t stream);
 std::size_t herk_wg_shared_bytes();
 int herk_wg_resident_blocks(int ordinal, int comps);
+
+// cuda.herk_h3 (cov_herk_h3.cu, Hopper): every lane scaled by a power of two so that its
+// largest |x - pilot| stays below 2^15, split into f16 big and small parts (big + small carries
+// 22 bits), and the full lanes x lanes square multiplied by the split-operand wgmma GEMM (small
+// products first into a fresh accumulator per 64 samples, added in float; sample ranges by
+// split-K). One batch per launch: lane k, sample s at x[(k/comps)*cstep + s*sstep + k%comps].
+struct H3Launch {
+  const float* x = nullptr;
+  long long cstep = 0, sstep = 1;
+  int lanes = 0, comps = 1;
+  long long n = 0;
+  const float* pilot = nullptr;  // per lane
+  unsigned* peak = nullptr;      // per lane: float bits of max |x - pilot|, zeroed before
+  double* sums = nullptr;        // per lane: sum of (x - pilot), zeroed before
+  void* planes = nullptr;        // 2 * lanes rows of ld halves: big parts, then small parts
+  long long ld = 0;
+  float* c = nullptr;  // lanes x lanes: sums of scaled products
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
+  int splits = 1;
+};
+void launch_herk_h3(const H3Launch& l, cudaStream_t stream);
+// The plane row pitch (halves: 16-byte rows), the split count for `sms` SMs (sample ranges of
+// at most 8192 that fill the SMs once) and the split-K workspace it needs.
+long long h3_ld(long long n);
+int h3_splits(int lanes, long long n, int sms);
+std::size_t h3_workspace_bytes(int lanes, long long n, int splits);
+// The power of two lane scale for a largest |x - pilot| with these float bits: peak * scale
+// < 2^15 (f16 holds 65504); 1 for a zero or non-finite peak (NaN and inf propagate).
+__host__ __device__ inline float h3_scale(unsigned peak_bits) {
+  if (peak_bits == 0 || peak_bits >= 0x7f800000u) return 1.0f;
+  const int e = static_cast<int>((peak_bits >> 23) & 0xffu) - 126;  // peak < 2^e
+  int field = 127 + 15 - e;
+  field = field < 1 ? 1 : field > 254 ? 254 : field;
+  const unsigned bits = static_cast<unsigned>(field) << 23;
+#ifdef __CUDA_ARCH__
+  return __uint_as_float(bits);
+#else
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+#endif
+}
 
 }  // namespace kafel::cuda

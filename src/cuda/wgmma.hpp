@@ -10,8 +10,9 @@
 namespace kafel::cuda::sm90 {
 
 // Storage of A and B (both the same), as wgmma reads it. tf32 reads f32 storage; tf32x3 reads
-// each operand as two tf32 parts (big, then small: Problem::a_part, b_part) for 3xtf32.
-enum class Input { bf16, f16, tf32, e4m3, e5m2, i8, tf32x3 };
+// each operand as two tf32 parts (big, then small: Problem::a_part, b_part) for 3xtf32; f16x3
+// likewise two f16 parts (the covariance's scaled split, cov_herk_h3.cu).
+enum class Input { bf16, f16, tf32, e4m3, e5m2, i8, tf32x3, f16x3 };
 // Storage of C.
 enum class CKind : int { f32 = 0, bf16 = 1, f16 = 2, i32 = 3 };
 
@@ -30,7 +31,7 @@ struct Problem {
   long long ldc = 0;
   CKind c_kind = CKind::f32;
   double alpha = 1, beta = 0;
-  // tf32x3 only: A (m x k) holds its big part in rows [0, m) and its small part from row
+  // tf32x3 and f16x3 only: A (m x k) holds its big part in rows [0, m) and its small part from row
   // a_part >= m on (B, n x k: from row b_part >= n); each part's rows past m (n) are never stored.
   int a_part = 0, b_part = 0;
   // Split-K scratch (Options::splits > 1): split_workspace_bytes() of it.

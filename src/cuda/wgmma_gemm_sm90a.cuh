@@ -67,7 +67,7 @@ struct Elem<S8> {
 // share a tile (WM = BM / 2 rows each) or, PINGPONG, take whole tiles in turn (WM = BM), as MI
 // wgmmas of 64 x BN per 32-byte k step.
 // A_MN / B_MN: the operand is MN-major in memory (A stored k x m, B stored k x n).
-// SPLIT (3xtf32): each operand comes as a big and a small tf32 part, both in every ring slot
+// SPLIT (3xtf32, f16x3): each operand comes as a big and a small part, both in every ring slot
 // (A big, A small, B big, B small), and a k-tile's three products go into a fresh accumulator.
 template <class Tag_, int BM_, int BN_, bool A_MN_, bool B_MN_, bool SPLIT_ = false,
           bool PINGPONG_ = false>
@@ -87,8 +87,9 @@ struct Cfg {
   static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
   static_assert(WM % 64 == 0 && (BN == 128 || BN == 256) && BM <= 256, "unsupported tile");
   static_assert(Elem<Tag>::mn_major || (!A_MN && !B_MN), "this type needs K-major tiles");
-  static_assert(!SPLIT || (std::is_same_v<Tag, Tf32> && MI == 1 && !PINGPONG),
-                "split operands: tf32, one m64 wgmma per consumer (three accumulators)");
+  static_assert(!SPLIT ||
+                    ((std::is_same_v<Tag, Tf32> || std::is_same_v<Tag, F16>)&&MI == 1 && !PINGPONG),
+                "split operands: tf32 or f16, one m64 wgmma per consumer (three accumulators)");
   // The C staging buffers, one per consumer: its WM x BN part in 16 bits (32-bit C passes
   // through it in two halves).
   static constexpr int C_BYTES = 2 * WM * BN * 2;
@@ -225,9 +226,20 @@ __device__ __forceinline__ void mma_tile(typename C::Acc (&acc)[C::MI][C::ACC], 
   wgmma_commit();
 }
 
-// 3xtf32: fresh = small(A) big(B) + big(A) small(B) + big(A) big(B) over the k-tile, the small
+// Split operands (3xtf32, f16x3): fresh = small(A) big(B) + big(A) small(B) + big(A) big(B) over
+// the k-tile, the small
 // products first so that the tensor core's truncating additions see a small running sum while
 // they are added; fresh is not read (scale-d 0 on the first wgmma). Issues and commits.
+// One K-major wgmma of C's input type (16-bit types take their layout as template arguments).
+template <class C>
+__device__ __forceinline__ void wgmma_k_major(float (&d)[C::ACC], std::uint64_t a, std::uint64_t b,
+                                              std::uint32_t scale_d) {
+  if constexpr (Elem<typename C::Tag>::mn_major)
+    wgmma<0, 0>(typename C::Tag{}, d, a, b, scale_d);
+  else
+    wgmma(typename C::Tag{}, d, a, b, scale_d);
+}
+
 template <class C>
 __device__ __forceinline__ void mma_tile_split(float (&fresh)[C::MI][C::ACC], std::uint32_t a,
                                                std::uint32_t b, int part) {
@@ -236,13 +248,13 @@ __device__ __forceinline__ void mma_tile_split(float (&fresh)[C::MI][C::ACC], st
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < C::KSTEPS; ++kk)
-    wgmma(Tf32{}, fresh[0], desc_a<C>(a_small, row, kk), desc_b<C>(b, kk), kk == 0 ? 0u : 1u);
+    wgmma_k_major<C>(fresh[0], desc_a<C>(a_small, row, kk), desc_b<C>(b, kk), kk == 0 ? 0u : 1u);
 #pragma unroll
   for (int kk = 0; kk < C::KSTEPS; ++kk)
-    wgmma(Tf32{}, fresh[0], desc_a<C>(a, row, kk), desc_b<C>(b_small, kk), 1u);
+    wgmma_k_major<C>(fresh[0], desc_a<C>(a, row, kk), desc_b<C>(b_small, kk), 1u);
 #pragma unroll
   for (int kk = 0; kk < C::KSTEPS; ++kk)
-    wgmma(Tf32{}, fresh[0], desc_a<C>(a, row, kk), desc_b<C>(b, kk), 1u);
+    wgmma_k_major<C>(fresh[0], desc_a<C>(a, row, kk), desc_b<C>(b, kk), 1u);
   wgmma_commit();
 }
 

@@ -44,11 +44,11 @@ std::string check_options(Input in, bool a_t, bool b_t, const Options& o) {
   if (o.kernel != 0 && o.kernel != 1) return "kernel must be 0 or 1";
   if (o.splits < 1 || o.splits > kMaxSplits)
     return "splits must be 1.." + std::to_string(kMaxSplits);
-  if (in == Input::tf32x3) {
+  if (in == Input::tf32x3 || in == Input::f16x3) {
     if (o.kernel != 1 || o.bm != kSplitShape[0] || o.bn != kSplitShape[1] || o.cluster != 1)
-      return "3xtf32 is compiled for the warp-specialised kernel with 128 x 128 tiles, "
+      return "split operands are compiled for the warp-specialised kernel with 128 x 128 tiles, "
              "without clusters";
-    if (a_t || !b_t) return "3xtf32 needs K-major operands (A with op N, B with op T)";
+    if (a_t || !b_t) return "split operands must be K-major (A with op N, B with op T)";
     if (o.stages < 2 || o.stages > 8) return "stages must be 2..8";
     return "";
   }
@@ -78,9 +78,9 @@ bool stages_c(const Problem& p, const Options& o) {
 
 std::size_t split_workspace_bytes(Input in, long long m, long long n, long long k,
                                   const Options& o) {
-  const long long bk = in == Input::bf16 || in == Input::f16      ? 64
-                       : in == Input::tf32 || in == Input::tf32x3 ? 32
-                                                                  : 128;
+  const long long bk = in == Input::bf16 || in == Input::f16 || in == Input::f16x3 ? 64
+                       : in == Input::tf32 || in == Input::tf32x3                  ? 32
+                                                                                   : 128;
   const long long k_tiles = (k + bk - 1) / bk;
   // At most min(splits, k-tiles) ranges: an upper bound that grows with m, n and k.
   const long long ranges = o.kernel == 0 ? 1 : std::min<long long>(o.splits, k_tiles);
@@ -89,11 +89,12 @@ std::size_t split_workspace_bytes(Input in, long long m, long long n, long long 
 }
 
 std::size_t smem_bytes(Input in, const Options& o, bool staged_c) {
-  // Every input's k-tile is one 128-byte row per tile row (two for tf32x3's two parts).
-  const std::size_t parts = in == Input::tf32x3 ? 2 : 1;
+  // Every input's k-tile is one 128-byte row per tile row (two for split operands).
+  const bool split = in == Input::tf32x3 || in == Input::f16x3;
+  const std::size_t parts = split ? 2 : 1;
   const std::size_t stage = std::size_t(o.bm + o.bn) * 128 * parts + 16;
   // A 16-bit staging buffer per consumer: half a tile each, or a whole one in ping-pong.
-  const std::size_t tiles = pingpong(o) && in != Input::tf32x3 ? 2 : 1;
+  const std::size_t tiles = pingpong(o) && !split ? 2 : 1;
   const std::size_t c =
       staged_c && o.c_rounds > 0 ? tiles * o.bm * o.bn * 2 / std::size_t(o.c_rounds) : 0;
   return 1024 + std::size_t(o.stages) * stage + c;
@@ -117,6 +118,8 @@ std::string launch_gemm(Input in, const Problem& p, const Options& o, cudaStream
       return by_layout<S8>(p, o, stream);
     case Input::tf32x3:
       return launch_config<Cfg<Tf32, 128, 128, false, false, true>, 1>(p, o, stream);
+    case Input::f16x3:
+      return launch_config<Cfg<F16, 128, 128, false, false, true>, 1>(p, o, stream);
   }
   return "unknown input type";
 }

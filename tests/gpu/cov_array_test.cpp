@@ -1,5 +1,6 @@
-// CUDA covariance at array scale: cuda.herk (every sample type) and cuda.herk_tc (tensor cores,
-// float samples; the default past cuda.onepass on sm_80+) at 1..1024 channels, batches, windows.
+// CUDA covariance at array scale: cuda.herk (every sample type), cuda.herk_tc (tensor cores,
+// float samples; the default past cuda.onepass on sm_80+) and cuda.herk_h3 (f16-split GEMM on
+// Hopper, the default from 1024 real lanes) at 1..1024 channels, batches, windows.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -100,13 +101,20 @@ TEST(CovArrayCuda, HerkTcBothTileSizes) {
 }
 
 // A NaN or an infinity in one sample of channel 37 makes exactly that channel's row and column
-// non-finite, on both tiles (the split keeps them: big may lose a NaN, small may not).
+// non-finite, on both tiles (the split keeps them: big may lose a NaN, small may not) and through
+// the f16 split (the lane's scale stays 1, its parts NaN or infinite).
 TEST(CovArrayCuda, HerkTcNonFiniteSamples) {
   REQUIRE_CUDA(devs);
   const std::int64_t C = 100, N = 1000, bad = 37;
+  struct Variant {
+    const char* kernel;
+    Params params;
+  };
+  const Variant variants[] = {
+      {"cuda.herk_tc", {{"TILE", 1}}}, {"cuda.herk_tc", {{"TILE", 2}}}, {"cuda.herk_h3", {}}};
   for (const Device& d : devs) {
     if (!d.caps.has(Cap::mma_sm80)) continue;
-    for (std::int64_t tile : {1, 2})
+    for (const Variant& variant : variants)
       for (DType t : kFloatTypes)
         for (float v : {std::nanf(""), INFINITY, -INFINITY}) {
           test::CovSamples s =
@@ -114,23 +122,90 @@ TEST(CovArrayCuda, HerkTcNonFiniteSamples) {
           const std::int64_t comps = t == DType::c64 ? 2 : 1;
           reinterpret_cast<float*>(s.bytes.data())[(bad * N + 500) * comps] = v;
           CovOptions o;
-          o.kernel = "cuda.herk_tc";
-          o.params = {{"TILE", tile}};
+          o.kernel = variant.kernel;
+          o.params = variant.params;
           CovResult r;
           try {
             r = covariance(d, s.view, o);
           } catch (const Unsupported&) {
-            continue;  // TILE=128 without wgmma
+            continue;  // TILE=128 or the f16 split without wgmma
           }
           for (std::int64_t i = 0; i < C; ++i)
             for (std::int64_t j = 0; j < C; ++j) {
               const bool finite =
                   std::isfinite(r.at(i, j)) && (!r.complex() || std::isfinite(r.cov_im[i * C + j]));
               EXPECT_EQ(finite, i != bad && j != bad)
-                  << d.id << " " << to_string(t) << " TILE=" << tile << " value " << v << " at ("
-                  << i << ", " << j << ")";
+                  << d.id << " " << variant.kernel << " " << to_string(t) << " value " << v
+                  << " at (" << i << ", " << j << ")";
             }
         }
+  }
+}
+
+TEST(CovArrayCuda, HerkH3EveryTypeAndChannelCount) {
+  REQUIRE_CUDA(devs);
+  for (const Device& d : devs) {
+    if (!d.caps.has(Cap::wgmma_sm90a)) {
+      EXPECT_THROW(choose_cov(d, CovDesc{1024, 1000}, "cuda.herk_h3"), Unsupported) << d.id;
+      continue;
+    }
+    test::check_cov_kernel(d, "cuda.herk_h3", kFloatTypes);
+  }
+}
+
+// Long runs (several sample ranges, each of at most 8192 samples in float), offset means, tails
+// that are not whole k-tiles, lanes that are not whole tiles, batches, given split counts, and
+// samples of every magnitude (each lane takes its own power-of-two scale).
+TEST(CovArrayCuda, HerkH3LongRunsScalesAndBatches) {
+  REQUIRE_CUDA(devs);
+  for (const Device& d : devs) {
+    if (!d.caps.has(Cap::wgmma_sm90a)) continue;
+    const std::string k = "cuda.herk_h3";
+    test::check_cov_case(d, k, SignalKind::Offset, DType::f32, 300, 65537, SampleLayout::Planar);
+    test::check_cov_case(d, k, SignalKind::Offset, DType::c64, 33, 1048573, SampleLayout::Planar);
+    test::check_cov_case(d, k, SignalKind::Offset, DType::c64, 300, 20011,
+                         SampleLayout::Interleaved);
+    test::check_cov_case(d, k, SignalKind::Random, DType::c64, 64, 4096, SampleLayout::Planar, 5);
+    for (std::int64_t splits : {1, 7, 32})
+      test::check_cov_case(d, k, SignalKind::Offset, DType::f32, 129, 40001, SampleLayout::Planar,
+                           1, 1e-6, {{"SPLITK", splits}});
+    for (float magnitude : {1e-30f, 1e-6f, 1e6f, 1e30f}) {
+      test::CovSamples s =
+          test::make_cov_samples(SignalKind::Random, DType::f32, 40, 5000, SampleLayout::Planar);
+      auto* x = reinterpret_cast<float*>(s.bytes.data());
+      // Channel c scaled by magnitude * 2^(c % 7): lanes of different scales side by side.
+      for (std::int64_t c = 0; c < 40; ++c)
+        for (std::int64_t i = 0; i < 5000; ++i) x[c * 5000 + i] *= magnitude * float(1 << (c % 7));
+      CovOptions o;
+      o.kernel = k;
+      const CovResult r = covariance(d, s.view, o);
+      const CovResult ref = reference_covariance(s.view);
+      double err = 0, norm = 0;
+      for (std::size_t i = 0; i < ref.cov.size(); ++i) {
+        err += (r.cov[i] - ref.cov[i]) * (r.cov[i] - ref.cov[i]);
+        norm += ref.cov[i] * ref.cov[i];
+      }
+      EXPECT_LE(std::sqrt(err / norm), 1e-6) << d.id << " magnitude " << magnitude;
+    }
+  }
+}
+
+TEST(CovArrayCuda, HerkH3Windows) {
+  REQUIRE_CUDA(devs);
+  for (const Device& d : devs)
+    if (d.caps.has(Cap::wgmma_sm90a))
+      for (DType t : kFloatTypes) test::check_cov_windows(d, "cuda.herk_h3", t);
+}
+
+// From 1024 real lanes on, Hopper takes the f16-split GEMM (1024 real channels, 512 complex).
+TEST(CovArrayCuda, HerkH3IsTheDefaultFrom1024Lanes) {
+  REQUIRE_CUDA(devs);
+  for (const Device& d : devs) {
+    if (!d.caps.has(Cap::wgmma_sm90a)) continue;
+    EXPECT_EQ(choose_cov(d, CovDesc{1024, 1000}).kernel, "cuda.herk_h3");
+    EXPECT_EQ(choose_cov(d, CovDesc{512, 1000, SampleLayout::Planar, 1, DType::c64}).kernel,
+              "cuda.herk_h3");
+    EXPECT_EQ(choose_cov(d, CovDesc{1023, 1000}).kernel, "cuda.herk_tc");
   }
 }
 
