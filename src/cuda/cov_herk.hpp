@@ -59,7 +59,7 @@ int herk_wg_resident_blocks(int ordinal, int comps);
 
 // cuda.herk_h3 (cov_herk_h3.cu, Hopper): every lane scaled by a power of two so that its
 // largest |x - pilot| stays below 2^15, split into f16 big and small parts (big + small carries
-// 22 bits), and the full lanes x lanes square multiplied by the split-operand wgmma GEMM (small
+// 22 bits), and the lower-triangle tiles multiplied by the split-operand wgmma GEMM (small
 // products first into a fresh accumulator per 64 samples, added in float; sample ranges by
 // split-K). One batch per launch: lane k, sample s at x[(k/comps)*cstep + s*sstep + k%comps].
 struct H3Launch {

@@ -34,6 +34,9 @@ struct Problem {
   // tf32x3 and f16x3 only: A (m x k) holds its big part in rows [0, m) and its small part from row
   // a_part >= m on (B, n x k: from row b_part >= n); each part's rows past m (n) are never stored.
   int a_part = 0, b_part = 0;
+  // Only the tiles that meet C's lower triangle (m == n, square tiles, no clusters); the rest of
+  // C is left as it was, or undefined with split-K.
+  bool lower = false;
   // Split-K scratch (Options::splits > 1): split_workspace_bytes() of it.
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;

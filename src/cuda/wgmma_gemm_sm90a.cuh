@@ -116,16 +116,26 @@ struct Epilogue {
 // cluster share its B tile) and one of `splits` ranges of k-tiles (split-K: `per_split` k-tiles
 // each, the last one shorter). Units run down columns inside groups of `group` unit rows, so the
 // units in flight at one time cover a compact block of C and reuse A and B through L2; split
-// s + 1's units follow all of split s's.
+// s + 1's units follow all of split s's. `lower` (square tiles, no clusters): only the tiles
+// (um, un) with un <= um, row by row.
 struct Schedule {
   int m_units = 0, n_blocks = 0, units = 0, group = 8, cluster = 1;
   int splits = 1, per_split = 0, k_tiles = 0;
+  int lower = 0;
 
   __device__ __forceinline__ void unit(int u, int& um, int& un, int& kt0, int& kt1) const {
-    const int tiles = m_units * n_blocks, split = u / tiles;
+    const int tiles = lower ? m_units * (m_units + 1) / 2 : m_units * n_blocks, split = u / tiles;
     u -= split * tiles;
     kt0 = split * per_split;
     kt1 = min(k_tiles, kt0 + per_split);
+    if (lower) {  // row i holds tiles i(i+1)/2 .. i(i+1)/2 + i: float root, then exact
+      int i = static_cast<int>((sqrtf(8.0f * static_cast<float>(u) + 1.0f) - 1.0f) * 0.5f);
+      while ((i + 1) * (i + 2) / 2 <= u) ++i;
+      while (i * (i + 1) / 2 > u) --i;
+      um = i;
+      un = u - i * (i + 1) / 2;
+      return;
+    }
     const int per_group = group * n_blocks;
     const int g = u / per_group, first = g * group;
     const int rows = min(m_units - first, group);
@@ -954,6 +964,12 @@ std::string launch_config(const Problem& p, const Options& o, cudaStream_t strea
   sc.m_units = (m_blocks + cluster - 1) / cluster;
   sc.n_blocks = (p.n + C::BN - 1) / C::BN;
   sc.units = sc.m_units * sc.n_blocks;
+  if (p.lower) {
+    if (C::BM != C::BN || cluster != 1 || p.m != p.n)
+      return "lower-triangle tiles need a square C, square tiles and no clusters";
+    sc.lower = 1;
+    sc.units = sc.m_units * (sc.m_units + 1) / 2;
+  }
   sc.group = o.group > 0 ? o.group : 1;
   args.k_tiles = (p.k + C::BK - 1) / C::BK;
   split_ranges(args.k_tiles, KERNEL == 0 ? 1 : o.splits, sc.per_split, sc.splits);

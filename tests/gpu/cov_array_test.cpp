@@ -1,6 +1,6 @@
 // CUDA covariance at array scale: cuda.herk (every sample type), cuda.herk_tc (tensor cores,
 // float samples; the default past cuda.onepass on sm_80+) and cuda.herk_h3 (f16-split GEMM on
-// Hopper, the default from 1024 real lanes) at 1..1024 channels, batches, windows.
+// Hopper, the default from 512 real lanes) at 1..1024 channels, batches, windows.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -197,15 +197,16 @@ TEST(CovArrayCuda, HerkH3Windows) {
       for (DType t : kFloatTypes) test::check_cov_windows(d, "cuda.herk_h3", t);
 }
 
-// From 1024 real lanes on, Hopper takes the f16-split GEMM (1024 real channels, 512 complex).
-TEST(CovArrayCuda, HerkH3IsTheDefaultFrom1024Lanes) {
+// From 512 real lanes on, Hopper takes the f16-split GEMM (512 real channels, 256 complex).
+TEST(CovArrayCuda, HerkH3IsTheDefaultFrom512Lanes) {
   REQUIRE_CUDA(devs);
   for (const Device& d : devs) {
     if (!d.caps.has(Cap::wgmma_sm90a)) continue;
     EXPECT_EQ(choose_cov(d, CovDesc{1024, 1000}).kernel, "cuda.herk_h3");
-    EXPECT_EQ(choose_cov(d, CovDesc{512, 1000, SampleLayout::Planar, 1, DType::c64}).kernel,
+    EXPECT_EQ(choose_cov(d, CovDesc{512, 1000}).kernel, "cuda.herk_h3");
+    EXPECT_EQ(choose_cov(d, CovDesc{256, 1000, SampleLayout::Planar, 1, DType::c64}).kernel,
               "cuda.herk_h3");
-    EXPECT_EQ(choose_cov(d, CovDesc{1023, 1000}).kernel, "cuda.herk_tc");
+    EXPECT_EQ(choose_cov(d, CovDesc{511, 1000}).kernel, "cuda.herk_tc");
   }
 }
 

@@ -215,8 +215,8 @@ TEST(CudaRegistry, LadderOrderAndCovarianceKernels) {
   for (const auto& k : cov_kernels_for(dev)) cov.push_back(k.name);
   ASSERT_FALSE(cov.empty());
   EXPECT_EQ(cov.front(), "cuda.onepass");
-  for (const char* name :
-       {"cuda.herk", "cuda.herk_tc", "cuda.syrk", "cuda.cublas-ssyrk", "cuda.cublas-dsyrk"})
+  for (const char* name : {"cuda.herk", "cuda.herk_tc", "cuda.herk_h3", "cuda.syrk",
+                           "cuda.cublas-ssyrk", "cuda.cublas-dsyrk"})
     EXPECT_NE(std::find(cov.begin(), cov.end(), name), cov.end()) << name;
   EXPECT_EQ(default_cov_kernel(dev, 16), "cuda.onepass");
   EXPECT_EQ(default_cov_kernel(dev, 17),
