@@ -15,53 +15,118 @@ namespace kafel::cuda {
 
 namespace {
 
-constexpr int kThreads = 256, kPerThread = 8;
-constexpr long long kSpan = kThreads * kPerThread;  // samples per block of the passes
-constexpr int kRangeTiles = 128;                    // k-tiles (64 samples) per range at most
+constexpr int kThreads = 256, kPairs = 4;  // each thread: kPairs pairs of adjacent samples
+constexpr long long kSpan = 2LL * kThreads * kPairs;  // samples per block of the passes
+constexpr int kRangeTiles = 128;                      // k-tiles (64 samples) per range at most
 
-__device__ __forceinline__ float sample(const H3Launch& l, int lane, long long s) {
-  return l.x[(lane / l.comps) * l.cstep + s * l.sstep + lane % l.comps];
+// The COMPS components (re, im) of channel c at sample s: one 8-byte load for complex samples.
+template <int COMPS>
+__device__ __forceinline__ void load(const H3Launch& l, int c, long long s, float (&v)[COMPS]) {
+  const float* p = l.x + c * l.cstep + s * l.sstep;
+  if constexpr (COMPS == 2) {
+    const float2 t = *reinterpret_cast<const float2*>(p);
+    v[0] = t.x;
+    v[1] = t.y;
+  } else {
+    v[0] = *p;
+  }
 }
 
-// Grid (spans, lanes): the largest |x - pilot| of each lane, as float bits (non-negative floats
-// order as their bits; NaN's above inf's, both above every finite value).
+// Sample pairs (s, s + 1) of this thread: kPairs of them, a warp's pairs adjacent in memory.
+__device__ __forceinline__ long long pair_at(int i) {
+  return blockIdx.x * kSpan + 2LL * (i * kThreads + threadIdx.x);
+}
+
+// Grid (spans, channels): the largest |x - pilot| of each of the channel's lanes, as float bits
+// (non-negative floats order as their bits; NaN's above inf's, both above every finite value),
+// one atomicMax per lane and block.
+template <int COMPS>
 __global__ void __launch_bounds__(kThreads) h3_peak(const H3Launch l) {
-  const int lane = blockIdx.y;
-  const float p = l.pilot[lane];
-  unsigned most = 0;
-  for (int i = 0; i < kPerThread; ++i) {
-    const long long s = blockIdx.x * kSpan + i * kThreads + threadIdx.x;
-    if (s < l.n) most = max(most, __float_as_uint(fabsf(sample(l, lane, s) - p)));
+  __shared__ unsigned part[kThreads / 32][COMPS];
+  const int c = blockIdx.y;
+  float p[COMPS];
+  unsigned most[COMPS];
+#pragma unroll
+  for (int k = 0; k < COMPS; ++k) {
+    p[k] = l.pilot[c * COMPS + k];
+    most[k] = 0;
   }
-  for (int o = 16; o > 0; o /= 2) most = max(most, __shfl_xor_sync(0xffffffffu, most, o));
-  if (threadIdx.x % 32 == 0) atomicMax(l.peak + lane, most);
+#pragma unroll
+  for (int i = 0; i < kPairs; ++i) {
+    const long long s = pair_at(i);
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      if (s + h < l.n) {
+        float v[COMPS];
+        load<COMPS>(l, c, s + h, v);
+#pragma unroll
+        for (int k = 0; k < COMPS; ++k) most[k] = max(most[k], __float_as_uint(fabsf(v[k] - p[k])));
+      }
+  }
+#pragma unroll
+  for (int k = 0; k < COMPS; ++k) {
+    for (int o = 16; o > 0; o /= 2)
+      most[k] = max(most[k], __shfl_xor_sync(0xffffffffu, most[k], o));
+    if (threadIdx.x % 32 == 0) part[threadIdx.x / 32][k] = most[k];
+  }
+  __syncthreads();
+  if (threadIdx.x < COMPS) {
+    unsigned m = 0;
+    for (int w = 0; w < kThreads / 32; ++w) m = max(m, part[w][threadIdx.x]);
+    atomicMax(l.peak + c * COMPS + threadIdx.x, m);
+  }
 }
 
-// Grid (spans, lanes): big = f16(v), small = f16(v - big) for v = (x - pilot) * scale, and the
-// lane's sum of x - pilot in float64.
+// Grid (spans, channels): for each lane of the channel, big = f16(v), small = f16(v - big) for
+// v = (x - pilot) * scale, stored as pairs of adjacent samples, and the lane's sum of x - pilot
+// in float64 (one atomicAdd per lane and block).
+template <int COMPS>
 __global__ void __launch_bounds__(kThreads) h3_split(const H3Launch l) {
-  __shared__ double part[kThreads / 32];
-  const int lane = blockIdx.y;
-  const float p = l.pilot[lane], scale = h3_scale(l.peak[lane]);
-  __half* big = static_cast<__half*>(l.planes) + lane * l.ld;
-  __half* small = big + static_cast<long long>(l.lanes) * l.ld;
-  double sum = 0;
-  for (int i = 0; i < kPerThread; ++i) {
-    const long long s = blockIdx.x * kSpan + i * kThreads + threadIdx.x;
-    if (s >= l.n) break;
-    const float d = sample(l, lane, s) - p, v = d * scale;
-    const __half hb = __float2half_rn(v);
-    big[s] = hb;
-    small[s] = __float2half_rn(v - __half2float(hb));
-    sum += d;
+  __shared__ double part[kThreads / 32][COMPS];
+  const int c = blockIdx.y;
+  float p[COMPS], scale[COMPS];
+  __half* big[COMPS];
+  double sum[COMPS];
+#pragma unroll
+  for (int k = 0; k < COMPS; ++k) {
+    const int lane = c * COMPS + k;
+    p[k] = l.pilot[lane];
+    scale[k] = h3_scale(l.peak[lane]);
+    big[k] = static_cast<__half*>(l.planes) + lane * l.ld;
+    sum[k] = 0;
   }
-  for (int o = 16; o > 0; o /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-  if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = sum;
+  const long long small = static_cast<long long>(l.lanes) * l.ld;  // big -> small plane
+#pragma unroll
+  for (int i = 0; i < kPairs; ++i) {
+    const long long s = pair_at(i);
+    if (s >= l.n) break;
+    const bool two = s + 1 < l.n;
+    float a[COMPS], b[COMPS];
+    load<COMPS>(l, c, s, a);
+    if (two) load<COMPS>(l, c, s + 1, b);
+#pragma unroll
+    for (int k = 0; k < COMPS; ++k) {
+      const float da = a[k] - p[k], db = two ? b[k] - p[k] : 0.0f;
+      const __half2 hb = __floats2half2_rn(da * scale[k], db * scale[k]);
+      const float2 back = __half22float2(hb);
+      const __half2 hs = __floats2half2_rn(da * scale[k] - back.x, db * scale[k] - back.y);
+      // ld is a multiple of 8 and s even: 4-byte aligned pairs (a last odd sample's partner is
+      // column n, which the GEMM never reads).
+      *reinterpret_cast<__half2*>(big[k] + s) = hb;
+      *reinterpret_cast<__half2*>(big[k] + small + s) = hs;
+      sum[k] += double(da) + double(db);
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < COMPS; ++k) {
+    for (int o = 16; o > 0; o /= 2) sum[k] += __shfl_xor_sync(0xffffffffu, sum[k], o);
+    if (threadIdx.x % 32 == 0) part[threadIdx.x / 32][k] = sum[k];
+  }
   __syncthreads();
-  if (threadIdx.x == 0) {
+  if (threadIdx.x < COMPS) {
     double t = 0;
-    for (double x : part) t += x;
-    atomicAdd(l.sums + lane, t);
+    for (int w = 0; w < kThreads / 32; ++w) t += part[w][threadIdx.x];
+    atomicAdd(l.sums + c * COMPS + threadIdx.x, t);
   }
 }
 
@@ -114,10 +179,17 @@ std::size_t h3_workspace_bytes(int lanes, long long n, int splits) {
 }
 
 void launch_herk_h3(const H3Launch& l, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>((l.n + kSpan - 1) / kSpan), static_cast<unsigned>(l.lanes));
-  h3_peak<<<grid, kThreads, 0, stream>>>(l);
-  KAFEL_CUDA_CHECK_LAUNCH("h3_peak");
-  h3_split<<<grid, kThreads, 0, stream>>>(l);
+  const dim3 grid(static_cast<unsigned>((l.n + kSpan - 1) / kSpan),
+                  static_cast<unsigned>(l.lanes / l.comps));
+  if (l.comps == 2) {
+    h3_peak<2><<<grid, kThreads, 0, stream>>>(l);
+    KAFEL_CUDA_CHECK_LAUNCH("h3_peak");
+    h3_split<2><<<grid, kThreads, 0, stream>>>(l);
+  } else {
+    h3_peak<1><<<grid, kThreads, 0, stream>>>(l);
+    KAFEL_CUDA_CHECK_LAUNCH("h3_peak");
+    h3_split<1><<<grid, kThreads, 0, stream>>>(l);
+  }
   KAFEL_CUDA_CHECK_LAUNCH("h3_split");
   sm90::Problem p;
   p.m = p.n = l.lanes;
