@@ -19,10 +19,9 @@ constexpr int kTile = kHerkTile, kThreads = 256, kChunk = 16;
 constexpr int kLoads = kTile * kChunk / kThreads;  // load slots per thread and panel
 constexpr int kLd = kTile + 4;                     // shared row stride (float4-aligned)
 constexpr std::int64_t kMinRange = 1024;
-// cuda.herk_h3 is the default from this many real lanes on (H100, session 12: 512 complex
-// channels 1.336 against cuda.herk_tc's 1.455 ms, 512 real 1.294 against 1.252 ms; from 1024
-// lanes 1.7-2.6x faster).
-constexpr std::int64_t kH3Lanes = 512;
+// cuda.herk_h3 is the default from this many real lanes on (H100, session 12: 256 real channels
+// x 262,144 samples 0.365 against cuda.herk_tc's 0.398 ms; 1024 x 65,536 0.558 against 1.257).
+constexpr std::int64_t kH3Lanes = 256;
 
 // The split GEMM's configuration, for its shared-memory check.
 sm90::Options h3_options() {
@@ -308,6 +307,7 @@ class CudaHerkPlan : public CovPlan {
 
   double run(int slot) override {
     DeviceGuard g(ordinal_);
+    last_slot_ = slot;
     const DeviceBuffer& x = x_.at(slot);
     CovArgs tight_args{desc_, nullptr, 0, 0};
     LaneAddressing at = lane_addressing(tight_args);
@@ -343,6 +343,16 @@ class CudaHerkPlan : public CovPlan {
     std::vector<float> pilot(std::size_t(desc_.batch * k));
     pilot_.download(pilot.data(), pilot.size() * 4);
     if (h3_) {
+      // The scales from the first samples did not hold for this block: from now on this plan
+      // finds exact peaks (a pass more), and this block is computed again with them.
+      int redo = 0;
+      redo_.download(&redo, sizeof redo);
+      if (redo && !h3_exact_) {
+        h3_exact_ = true;
+        run(last_slot_);
+        stream_.synchronize();
+        pilot_.download(pilot.data(), pilot.size() * 4);
+      }
       merge_h3(pilot, out);
       return;
     }
@@ -471,6 +481,7 @@ class CudaHerkPlan : public CovPlan {
     pilot_ = DeviceBuffer(std::size_t(nb * lanes) * 4, "covariance pilot");
     const std::size_t ws = h3_workspace_bytes(int(lanes), desc_.samples, h3_splits_);
     if (ws) workspace_ = DeviceBuffer(ws, "covariance split-K workspace");
+    redo_ = DeviceBuffer(sizeof(int), "covariance redo flag");
   }
 
   void launch_h3(const DeviceBuffer& x, const LaneAddressing& at) {
@@ -478,6 +489,7 @@ class CudaHerkPlan : public CovPlan {
     KAFEL_CUDA_CHECK(
         cudaMemsetAsync(peak_.as<unsigned>(), 0, std::size_t(nb * lanes) * 4, stream_));
     KAFEL_CUDA_CHECK(cudaMemsetAsync(sums_.as<double>(), 0, std::size_t(nb * lanes) * 8, stream_));
+    KAFEL_CUDA_CHECK(cudaMemsetAsync(redo_.as<int>(), 0, sizeof(int), stream_));
     for (std::int64_t b = 0; b < nb; ++b) {
       H3Launch l;
       l.x = x.as<float>() + b * at.batch_step;
@@ -488,6 +500,8 @@ class CudaHerkPlan : public CovPlan {
       l.n = desc_.samples;
       l.pilot = pilot_.as<float>() + b * lanes;
       l.peak = peak_.as<unsigned>() + b * lanes;
+      l.exact = h3_exact_;
+      l.redo = redo_.as<int>();
       l.sums = sums_.as<double>() + b * lanes;
       l.planes = planes_.as<void>();
       l.ld = ld_;
@@ -619,10 +633,12 @@ class CudaHerkPlan : public CovPlan {
   Stream stream_;
   DeviceBuffer partial_, pilot_;
   std::vector<DeviceBuffer> x_;
+  int last_slot_ = 0;
   // cuda.herk_h3
   std::int64_t ld_ = 0;
   int h3_splits_ = 1;
-  DeviceBuffer planes_, c_, peak_, sums_, workspace_;
+  bool h3_exact_ = false;  // exact peaks (after a block the first samples' scales did not fit)
+  DeviceBuffer planes_, c_, peak_, sums_, workspace_, redo_;
 };
 
 CovKernel herk_kernel() {

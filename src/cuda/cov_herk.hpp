@@ -68,9 +68,16 @@ struct H3Launch {
   int lanes = 0, comps = 1;
   long long n = 0;
   const float* pilot = nullptr;  // per lane
-  unsigned* peak = nullptr;      // per lane: float bits of max |x - pilot|, zeroed before
-  double* sums = nullptr;        // per lane: sum of (x - pilot), zeroed before
-  void* planes = nullptr;        // 2 * lanes rows of ld halves: big parts, then small parts
+  // Per lane: float bits of the largest |x - pilot| (exact: over every sample, zeroed before;
+  // otherwise 2^8 times the largest over the first kH3PilotSamples), from which the scale.
+  unsigned* peak = nullptr;
+  bool exact = false;
+  // Set (to 1) where the scale from the first samples does not hold: a lane whose first samples
+  // are all equal to the pilot or not finite, or a scaled value outside (-2^15, 2^15) (overflow,
+  // NaN or an infinity). The caller then runs again with exact peaks. Zeroed before.
+  int* redo = nullptr;
+  double* sums = nullptr;  // per lane: sum of (x - pilot), zeroed before
+  void* planes = nullptr;  // 2 * lanes rows of ld halves: big parts, then small parts
   long long ld = 0;
   float* c = nullptr;  // lanes x lanes: sums of scaled products
   void* workspace = nullptr;
@@ -78,6 +85,8 @@ struct H3Launch {
   int splits = 1;
 };
 void launch_herk_h3(const H3Launch& l, cudaStream_t stream);
+// Samples per lane behind the fast scale (H3Launch::exact false).
+inline constexpr long long kH3PilotSamples = 8192;
 // The plane row pitch (halves: 16-byte rows), the split count for `sms` SMs (sample ranges of
 // at most 8192 that fill the SMs once) and the split-K workspace it needs.
 long long h3_ld(long long n);

@@ -1,5 +1,6 @@
-// Covariance rung cuda.herk_h3 (Hopper): lanes scaled by powers of two and split into f16 big
-// and small planes by two passes over the samples, then one split-operand wgmma GEMM per batch.
+// Covariance rung cuda.herk_h3 (Hopper): lanes scaled by powers of two (from the first samples,
+// or exact peaks after a redo) and split into f16 big and small planes, then one split-operand
+// wgmma GEMM per batch.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -77,6 +78,43 @@ __global__ void __launch_bounds__(kThreads) h3_peak(const H3Launch l) {
   }
 }
 
+// Grid (channels): 2^8 times the largest |x - pilot| over the first kH3PilotSamples samples of
+// each lane (headroom for later samples up to 2^8 times larger before a redo); a lane whose
+// first samples give 0 or a non-finite value asks for the exact peaks.
+template <int COMPS>
+__global__ void __launch_bounds__(kThreads) h3_pilot_peak(const H3Launch l) {
+  __shared__ unsigned part[kThreads / 32][COMPS];
+  const int c = blockIdx.x;
+  const long long count = l.n < kH3PilotSamples ? l.n : kH3PilotSamples;
+  float p[COMPS];
+  unsigned most[COMPS];
+#pragma unroll
+  for (int k = 0; k < COMPS; ++k) {
+    p[k] = l.pilot[c * COMPS + k];
+    most[k] = 0;
+  }
+  for (long long s = threadIdx.x; s < count; s += kThreads) {
+    float v[COMPS];
+    load<COMPS>(l, c, s, v);
+#pragma unroll
+    for (int k = 0; k < COMPS; ++k) most[k] = max(most[k], __float_as_uint(fabsf(v[k] - p[k])));
+  }
+#pragma unroll
+  for (int k = 0; k < COMPS; ++k) {
+    for (int o = 16; o > 0; o /= 2)
+      most[k] = max(most[k], __shfl_xor_sync(0xffffffffu, most[k], o));
+    if (threadIdx.x % 32 == 0) part[threadIdx.x / 32][k] = most[k];
+  }
+  __syncthreads();
+  if (threadIdx.x < COMPS) {
+    unsigned m = 0;
+    for (int w = 0; w < kThreads / 32; ++w) m = max(m, part[w][threadIdx.x]);
+    const float peak = __uint_as_float(m) * 256.0f;
+    if (m == 0 || !isfinite(peak)) *l.redo = 1;
+    l.peak[c * COMPS + threadIdx.x] = __float_as_uint(peak);
+  }
+}
+
 // Grid (spans, channels): for each lane of the channel, big = f16(v), small = f16(v - big) for
 // v = (x - pilot) * scale, stored as pairs of adjacent samples, and the lane's sum of x - pilot
 // in float64 (one atomicAdd per lane and block).
@@ -96,6 +134,7 @@ __global__ void __launch_bounds__(kThreads) h3_split(const H3Launch l) {
     sum[k] = 0;
   }
   const long long small = static_cast<long long>(l.lanes) * l.ld;  // big -> small plane
+  bool bad = false;
 #pragma unroll
   for (int i = 0; i < kPairs; ++i) {
     const long long s = pair_at(i);
@@ -107,6 +146,8 @@ __global__ void __launch_bounds__(kThreads) h3_split(const H3Launch l) {
 #pragma unroll
     for (int k = 0; k < COMPS; ++k) {
       const float da = a[k] - p[k], db = two ? b[k] - p[k] : 0.0f;
+      // Outside (-2^15, 2^15), NaN included: the scale from the first samples does not hold.
+      if (!(fabsf(da * scale[k]) < 32768.0f && fabsf(db * scale[k]) < 32768.0f)) bad = true;
       const __half2 hb = __floats2half2_rn(da * scale[k], db * scale[k]);
       const float2 back = __half22float2(hb);
       const __half2 hs = __floats2half2_rn(da * scale[k] - back.x, db * scale[k] - back.y);
@@ -122,6 +163,7 @@ __global__ void __launch_bounds__(kThreads) h3_split(const H3Launch l) {
     for (int o = 16; o > 0; o /= 2) sum[k] += __shfl_xor_sync(0xffffffffu, sum[k], o);
     if (threadIdx.x % 32 == 0) part[threadIdx.x / 32][k] = sum[k];
   }
+  if (__any_sync(0xffffffffu, bad) && threadIdx.x % 32 == 0 && !l.exact) *l.redo = 1;
   __syncthreads();
   if (threadIdx.x < COMPS) {
     double t = 0;
@@ -181,12 +223,19 @@ std::size_t h3_workspace_bytes(int lanes, long long n, int splits) {
 void launch_herk_h3(const H3Launch& l, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>((l.n + kSpan - 1) / kSpan),
                   static_cast<unsigned>(l.lanes / l.comps));
+  const unsigned channels = static_cast<unsigned>(l.lanes / l.comps);
   if (l.comps == 2) {
-    h3_peak<2><<<grid, kThreads, 0, stream>>>(l);
+    if (l.exact)
+      h3_peak<2><<<grid, kThreads, 0, stream>>>(l);
+    else
+      h3_pilot_peak<2><<<channels, kThreads, 0, stream>>>(l);
     KAFEL_CUDA_CHECK_LAUNCH("h3_peak");
     h3_split<2><<<grid, kThreads, 0, stream>>>(l);
   } else {
-    h3_peak<1><<<grid, kThreads, 0, stream>>>(l);
+    if (l.exact)
+      h3_peak<1><<<grid, kThreads, 0, stream>>>(l);
+    else
+      h3_pilot_peak<1><<<channels, kThreads, 0, stream>>>(l);
     KAFEL_CUDA_CHECK_LAUNCH("h3_peak");
     h3_split<1><<<grid, kThreads, 0, stream>>>(l);
   }

@@ -1,6 +1,6 @@
 // CUDA covariance at array scale: cuda.herk (every sample type), cuda.herk_tc (tensor cores,
 // float samples; the default past cuda.onepass on sm_80+) and cuda.herk_h3 (f16-split GEMM on
-// Hopper, the default from 512 real lanes) at 1..1024 channels, batches, windows.
+// Hopper, the default from 256 real lanes) at 1..1024 channels, batches, windows.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -169,6 +169,32 @@ TEST(CovArrayCuda, HerkH3LongRunsScalesAndBatches) {
     for (std::int64_t splits : {1, 7, 32})
       test::check_cov_case(d, k, SignalKind::Offset, DType::f32, 129, 40001, SampleLayout::Planar,
                            1, 1e-6, {{"SPLITK", splits}});
+    // Scales from the first 8192 samples that later samples break: growth past 2^8 (overflow
+    // of the scaled value), and silent first samples (no scale to take): both redo the block
+    // with exact peaks.
+    for (int kind = 0; kind < 2; ++kind) {
+      const std::int64_t C = 40, N = 20000;
+      test::CovSamples s =
+          test::make_cov_samples(SignalKind::Random, DType::c64, C, N, SampleLayout::Planar);
+      auto* x = reinterpret_cast<float*>(s.bytes.data());
+      for (std::int64_t c = 0; c < C; c += 2)
+        for (std::int64_t i = 0; i < 2 * N; ++i) {
+          float& v = x[c * 2 * N + i];
+          if (kind == 0 && i >= 2 * 9000) v *= 1e4f;
+          if (kind == 1) v = i < 2 * 8192 ? 0.0f : v * 1e-6f;
+        }
+      CovOptions o;
+      o.kernel = k;
+      const CovResult r = covariance(d, s.view, o);
+      const CovResult ref = reference_covariance(s.view);
+      double err = 0, norm = 0;
+      for (std::size_t i = 0; i < ref.cov.size(); ++i) {
+        err += (r.cov[i] - ref.cov[i]) * (r.cov[i] - ref.cov[i]) +
+               (r.cov_im[i] - ref.cov_im[i]) * (r.cov_im[i] - ref.cov_im[i]);
+        norm += ref.cov[i] * ref.cov[i] + ref.cov_im[i] * ref.cov_im[i];
+      }
+      EXPECT_LE(std::sqrt(err / norm), 1e-6) << d.id << (kind ? " silent start" : " growth");
+    }
     for (float magnitude : {1e-30f, 1e-6f, 1e6f, 1e30f}) {
       test::CovSamples s =
           test::make_cov_samples(SignalKind::Random, DType::f32, 40, 5000, SampleLayout::Planar);
@@ -197,16 +223,18 @@ TEST(CovArrayCuda, HerkH3Windows) {
       for (DType t : kFloatTypes) test::check_cov_windows(d, "cuda.herk_h3", t);
 }
 
-// From 512 real lanes on, Hopper takes the f16-split GEMM (512 real channels, 256 complex).
-TEST(CovArrayCuda, HerkH3IsTheDefaultFrom512Lanes) {
+// From 256 real lanes on, Hopper takes the f16-split GEMM (256 real channels, 128 complex).
+TEST(CovArrayCuda, HerkH3IsTheDefaultFrom256Lanes) {
   REQUIRE_CUDA(devs);
   for (const Device& d : devs) {
     if (!d.caps.has(Cap::wgmma_sm90a)) continue;
     EXPECT_EQ(choose_cov(d, CovDesc{1024, 1000}).kernel, "cuda.herk_h3");
-    EXPECT_EQ(choose_cov(d, CovDesc{512, 1000}).kernel, "cuda.herk_h3");
-    EXPECT_EQ(choose_cov(d, CovDesc{256, 1000, SampleLayout::Planar, 1, DType::c64}).kernel,
+    EXPECT_EQ(choose_cov(d, CovDesc{256, 1000}).kernel, "cuda.herk_h3");
+    EXPECT_EQ(choose_cov(d, CovDesc{128, 1000, SampleLayout::Planar, 1, DType::c64}).kernel,
               "cuda.herk_h3");
-    EXPECT_EQ(choose_cov(d, CovDesc{511, 1000}).kernel, "cuda.herk_tc");
+    EXPECT_EQ(choose_cov(d, CovDesc{255, 1000}).kernel, "cuda.herk_tc");
+    EXPECT_EQ(choose_cov(d, CovDesc{64, 1000, SampleLayout::Planar, 1, DType::c64}).kernel,
+              "cuda.herk_tc");
   }
 }
 
