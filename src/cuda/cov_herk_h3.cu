@@ -38,12 +38,28 @@ __device__ __forceinline__ long long pair_at(int i) {
   return blockIdx.x * kSpan + 2LL * (i * kThreads + threadIdx.x);
 }
 
+// The block's largest `most[k]` for each component k, returned to thread k (< COMPS).
+template <int COMPS>
+__device__ __forceinline__ unsigned block_max(unsigned (&most)[COMPS]) {
+  __shared__ unsigned part[kThreads / 32][COMPS];
+#pragma unroll
+  for (int k = 0; k < COMPS; ++k) {
+    for (int o = 16; o > 0; o /= 2)
+      most[k] = max(most[k], __shfl_xor_sync(0xffffffffu, most[k], o));
+    if (threadIdx.x % 32 == 0) part[threadIdx.x / 32][k] = most[k];
+  }
+  __syncthreads();
+  unsigned m = 0;
+  if (threadIdx.x < COMPS)
+    for (int w = 0; w < kThreads / 32; ++w) m = max(m, part[w][threadIdx.x]);
+  return m;
+}
+
 // Grid (spans, channels): the largest |x - pilot| of each of the channel's lanes, as float bits
 // (non-negative floats order as their bits; NaN's above inf's, both above every finite value),
 // one atomicMax per lane and block.
 template <int COMPS>
 __global__ void __launch_bounds__(kThreads) h3_peak(const H3Launch l) {
-  __shared__ unsigned part[kThreads / 32][COMPS];
   const int c = blockIdx.y;
   float p[COMPS];
   unsigned most[COMPS];
@@ -64,18 +80,8 @@ __global__ void __launch_bounds__(kThreads) h3_peak(const H3Launch l) {
         for (int k = 0; k < COMPS; ++k) most[k] = max(most[k], __float_as_uint(fabsf(v[k] - p[k])));
       }
   }
-#pragma unroll
-  for (int k = 0; k < COMPS; ++k) {
-    for (int o = 16; o > 0; o /= 2)
-      most[k] = max(most[k], __shfl_xor_sync(0xffffffffu, most[k], o));
-    if (threadIdx.x % 32 == 0) part[threadIdx.x / 32][k] = most[k];
-  }
-  __syncthreads();
-  if (threadIdx.x < COMPS) {
-    unsigned m = 0;
-    for (int w = 0; w < kThreads / 32; ++w) m = max(m, part[w][threadIdx.x]);
-    atomicMax(l.peak + c * COMPS + threadIdx.x, m);
-  }
+  const unsigned m = block_max<COMPS>(most);
+  if (threadIdx.x < COMPS) atomicMax(l.peak + c * COMPS + threadIdx.x, m);
 }
 
 // Grid (channels): 2^8 times the largest |x - pilot| over the first kH3PilotSamples samples of
@@ -83,7 +89,6 @@ __global__ void __launch_bounds__(kThreads) h3_peak(const H3Launch l) {
 // first samples give 0 or a non-finite value asks for the exact peaks.
 template <int COMPS>
 __global__ void __launch_bounds__(kThreads) h3_pilot_peak(const H3Launch l) {
-  __shared__ unsigned part[kThreads / 32][COMPS];
   const int c = blockIdx.x;
   const long long count = l.n < kH3PilotSamples ? l.n : kH3PilotSamples;
   float p[COMPS];
@@ -99,16 +104,8 @@ __global__ void __launch_bounds__(kThreads) h3_pilot_peak(const H3Launch l) {
 #pragma unroll
     for (int k = 0; k < COMPS; ++k) most[k] = max(most[k], __float_as_uint(fabsf(v[k] - p[k])));
   }
-#pragma unroll
-  for (int k = 0; k < COMPS; ++k) {
-    for (int o = 16; o > 0; o /= 2)
-      most[k] = max(most[k], __shfl_xor_sync(0xffffffffu, most[k], o));
-    if (threadIdx.x % 32 == 0) part[threadIdx.x / 32][k] = most[k];
-  }
-  __syncthreads();
+  const unsigned m = block_max<COMPS>(most);
   if (threadIdx.x < COMPS) {
-    unsigned m = 0;
-    for (int w = 0; w < kThreads / 32; ++w) m = max(m, part[w][threadIdx.x]);
     const float peak = __uint_as_float(m) * 256.0f;
     if (m == 0 || !isfinite(peak)) *l.redo = 1;
     l.peak[c * COMPS + threadIdx.x] = __float_as_uint(peak);
