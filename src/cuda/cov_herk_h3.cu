@@ -186,16 +186,18 @@ long long h3_ld(long long n) {
 }
 
 // Sample ranges: at least enough that none is longer than kRangeTiles k-tiles (float sums of at
-// most 8192 samples), then the count whose whole waves of one CTA per SM, plus the partial sums
-// written and read back, finish soonest (fewest ranges within 1 %). Costs measured on an H100
-// (session 12): a 128 x 128 tile's k-tile (64 samples, three f16 products) ~1.2 us on one SM,
-// partial sums at ~3 TB/s. 1024 lanes x 65536 samples: 11 ranges (3 whole waves) against 8
-// (3 waves, the last a fifth full).
+// most 8192 samples; longer past kMaxSplits ranges), then the count whose whole waves of one CTA
+// per SM, plus the partial sums written and read back, finish soonest (fewest ranges within 1 %).
+// Costs measured on an H100 (session 12): a 128 x 128 tile's k-tile (64 samples, three f16
+// products) ~1.2 us on one SM, partial sums at ~3 TB/s. 1024 lanes x 65536 samples: 11 ranges (3
+// whole waves) against 8 (3 waves, the last a fifth full).
 int h3_splits(int lanes, long long n, int sms) {
   constexpr double kTileSeconds = 1.2e-6, kBandwidth = 3e12;
   const long long rows = (lanes + 127) / 128, tiles = rows * (rows + 1) / 2;
   const long long k_tiles = (n + 63) / 64;
-  const long long least = std::max(1LL, (k_tiles + kRangeTiles - 1) / kRangeTiles);
+  // Past 256 * 8192 samples the ranges grow instead (the GEMM takes at most kMaxSplits).
+  const long long least =
+      std::clamp<long long>((k_tiles + kRangeTiles - 1) / kRangeTiles, 1, sm90::kMaxSplits);
   const long long most = std::max(least, std::min<long long>(k_tiles / 4, sm90::kMaxSplits));
   const double slots = std::max(1, sms);
   long long best = least;

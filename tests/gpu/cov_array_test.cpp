@@ -166,6 +166,8 @@ TEST(CovArrayCuda, HerkH3LongRunsScalesAndBatches) {
     test::check_cov_case(d, k, SignalKind::Offset, DType::c64, 300, 20011,
                          SampleLayout::Interleaved);
     test::check_cov_case(d, k, SignalKind::Random, DType::c64, 64, 4096, SampleLayout::Planar, 5);
+    // More than 256 ranges of 8192 samples: the ranges grow (the GEMM takes at most 256).
+    test::check_cov_case(d, k, SignalKind::Offset, DType::c64, 4, 2500003, SampleLayout::Planar);
     for (std::int64_t splits : {1, 7, 32})
       test::check_cov_case(d, k, SignalKind::Offset, DType::f32, 129, 40001, SampleLayout::Planar,
                            1, 1e-6, {{"SPLITK", splits}});
