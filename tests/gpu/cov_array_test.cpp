@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/cov_checks.hpp"
@@ -42,15 +43,20 @@ TEST(CovArrayCuda, HerkEveryTypeAndChannelCount) {
   for (const Device& d : devs) test::check_cov_kernel(d, "cuda.herk", kTypes);
 }
 
-TEST(CovArrayCuda, HerkTcEveryTypeAndChannelCount) {
+// The tensor-core kernels, each where the GPU has what it needs (refused with the reason
+// elsewhere): cuda.herk_tc with mma.sync, cuda.herk_h3 with wgmma.
+TEST(CovArrayCuda, TensorKernelsEveryTypeAndChannelCount) {
   REQUIRE_CUDA(devs);
-  for (const Device& d : devs) {
-    if (!d.caps.has(Cap::mma_sm80)) {
-      EXPECT_THROW(choose_cov(d, CovDesc{64, 1000}, "cuda.herk_tc"), Unsupported) << d.id;
-      continue;
+  const std::pair<const char*, Cap> kernels[] = {{"cuda.herk_tc", Cap::mma_sm80},
+                                                 {"cuda.herk_h3", Cap::wgmma_sm90a}};
+  for (const Device& d : devs)
+    for (const auto& [kernel, need] : kernels) {
+      if (!d.caps.has(need)) {
+        EXPECT_THROW(choose_cov(d, CovDesc{64, 1000}, kernel), Unsupported) << d.id << kernel;
+        continue;
+      }
+      test::check_cov_kernel(d, kernel, kFloatTypes);
     }
-    test::check_cov_kernel(d, "cuda.herk_tc", kFloatTypes);
-  }
 }
 
 TEST(CovArrayCuda, HerkTcOffsetMeanLongRunsAndBatches) {
@@ -139,17 +145,6 @@ TEST(CovArrayCuda, HerkTcNonFiniteSamples) {
                   << " at (" << i << ", " << j << ")";
             }
         }
-  }
-}
-
-TEST(CovArrayCuda, HerkH3EveryTypeAndChannelCount) {
-  REQUIRE_CUDA(devs);
-  for (const Device& d : devs) {
-    if (!d.caps.has(Cap::wgmma_sm90a)) {
-      EXPECT_THROW(choose_cov(d, CovDesc{1024, 1000}, "cuda.herk_h3"), Unsupported) << d.id;
-      continue;
-    }
-    test::check_cov_kernel(d, "cuda.herk_h3", kFloatTypes);
   }
 }
 
