@@ -10,6 +10,7 @@
 #include "core/registry.hpp"
 #include "cuda/plan.hpp"
 #include "cuda/wgmma.hpp"
+#include "cuda/wgmma_rung.hpp"
 #include "kafel/error.hpp"
 
 namespace kafel::cuda {
@@ -48,12 +49,9 @@ std::size_t workspace_bytes(const GemmDesc& d, const Params& p) {
 Params choose(const Device& dev, const GemmDesc& d) {
   const std::int64_t sms = dev.compute_units > 0 ? dev.compute_units : 132;
   const std::int64_t tiles = ((d.m + 127) / 128) * ((d.n + 127) / 128);
-  const std::int64_t k_tiles = (d.k + 31) / 32;
   if (tiles == 0 || 2 * tiles > sms) return {};
-  std::int64_t splits = std::min<std::int64_t>({sms / tiles, k_tiles / 8, 128});
-  const auto slice = static_cast<std::int64_t>(sm90::split_slice_bytes(d.m, d.n));
-  if (dev.global_memory)
-    splits = std::min<std::int64_t>(splits, std::int64_t(dev.global_memory / 8) / slice);
+  const std::int64_t splits =
+      fill_splits(dev, tiles, (d.k + 31) / 32, 8, sm90::split_slice_bytes(d.m, d.n));
   if (splits < 2) return {};
   return {{"SPLITK", splits}};
 }

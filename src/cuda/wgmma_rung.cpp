@@ -3,6 +3,7 @@
 // configuration (compiled shapes, layouts, shared memory), checked before a plan is made.
 #include "cuda/wgmma_rung.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "cuda/plan.hpp"
@@ -110,6 +111,17 @@ std::string limits(const Device& device, const GemmDesc& desc, const Params& par
 }
 
 }  // namespace
+
+std::int64_t fill_splits(const Device& device, std::int64_t units, std::int64_t k_tiles,
+                         std::int64_t least_k_tiles, std::size_t slice_bytes) {
+  const std::int64_t sms = device.compute_units > 0 ? device.compute_units : 132;
+  if (units <= 0) return 1;
+  std::int64_t splits = std::min<std::int64_t>({sms / units, k_tiles / least_k_tiles, 128});
+  if (device.global_memory && slice_bytes > 0)
+    splits = std::min<std::int64_t>(
+        splits, std::int64_t(device.global_memory / 8) / std::int64_t(slice_bytes));
+  return splits;
+}
 
 std::vector<TypeSupport> wgmma_types(bool k_major_types) {
   const Caps need = Cap::wgmma_sm90a;

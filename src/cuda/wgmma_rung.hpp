@@ -3,6 +3,8 @@
 // is checked against before a plan is made.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,12 @@ sm90::Options wgmma_options(const Params& params, int kernel);
 
 // Parameters of the warp-specialised kernel, with their ranges and tuner candidates.
 ParamSpace wgmma_params();
+
+// Split-K ranges for `units` output units of the warp-specialised kernel on `device`: as many
+// as fill its SMs once, each of at least `least_k_tiles` k-tiles, at most 128, their partial
+// sums (`slice_bytes` each) within 1/8 of the device's memory. Below 2: no split helps.
+std::int64_t fill_splits(const Device& device, std::int64_t units, std::int64_t k_tiles,
+                         std::int64_t least_k_tiles, std::size_t slice_bytes);
 
 // A GemmKernel running sm90 `kernel` (0: one CTA per tile, 1: warp-specialised) with the
 // options wgmma_options(params, kernel); can_implement checks dimensions, the compiled

@@ -52,7 +52,9 @@ Params choose(const Device& dev, const GemmDesc& d) {
     // 256 x 256 x 65536 1.19x and 1024 x 1024 x 16384 1.08x the split 128 x 256 tiles).
     const bool i8_pingpong = d.types.a == DType::i8 && !narrow;
     const std::int64_t units = i8_pingpong ? pp_tiles : tiles;
-    std::int64_t splits = std::min<std::int64_t>({sms / units, k_tiles / 4, 128});
+    // The plan pads m and n by up to 16 (see workspace_of).
+    std::int64_t splits =
+        fill_splits(dev, units, k_tiles, 4, sm90::split_slice_bytes(d.m + 16, d.n + 16));
     // Bandwidth-bound (flops per operand byte below the device's peak over its bandwidth:
     // 256 x 256 outputs): units for half the SMs ran faster than for all of them (bf16 / i8 at
     // 256 x 256 x 65536: 0.79x / 0.75x cuBLAS with 33 ranges, 0.71x / 0.63x with 66).
@@ -61,10 +63,6 @@ Params choose(const Device& dev, const GemmDesc& d) {
     const double peak = dev.peak_gflops(d.types), bandwidth = dev.bandwidth_gbs;
     if (peak > 0 && bandwidth > 0 && intensity < peak / bandwidth)
       splits = std::min<std::int64_t>(splits, std::max<std::int64_t>(2, sms / (2 * units)));
-    // The plan pads m and n by up to 16 (see workspace_of).
-    const auto slice = static_cast<std::int64_t>(sm90::split_slice_bytes(d.m + 16, d.n + 16));
-    if (dev.global_memory)
-      splits = std::min<std::int64_t>(splits, std::int64_t(dev.global_memory / 8) / slice);
     if (splits >= 2 && i8_pingpong)
       return {{"BM", 128},   {"BN", 128},   {"PERSISTENT", 1}, {"CLUSTER", 2},
               {"STAGES", 6}, {"CSTORE", 2}, {"GROUP", 16},     {"SPLITK", splits}};

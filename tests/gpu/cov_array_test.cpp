@@ -19,6 +19,9 @@ namespace {
 
 const std::vector<DType> kTypes = {DType::f32, DType::c64, DType::ci8, DType::ci16};
 const std::vector<DType> kFloatTypes = {DType::f32, DType::c64};
+// The tensor-core kernels and what each needs of the GPU.
+const std::pair<const char*, Cap> kTensorKernels[] = {{"cuda.herk_tc", Cap::mma_sm80},
+                                                      {"cuda.herk_h3", Cap::wgmma_sm90a}};
 
 // The tiled kernel choose_cov picks past cuda.onepass: the tensor-core one for float samples
 // where the GPU has mma.sync.
@@ -47,10 +50,8 @@ TEST(CovArrayCuda, HerkEveryTypeAndChannelCount) {
 // elsewhere): cuda.herk_tc with mma.sync, cuda.herk_h3 with wgmma.
 TEST(CovArrayCuda, TensorKernelsEveryTypeAndChannelCount) {
   REQUIRE_CUDA(devs);
-  const std::pair<const char*, Cap> kernels[] = {{"cuda.herk_tc", Cap::mma_sm80},
-                                                 {"cuda.herk_h3", Cap::wgmma_sm90a}};
   for (const Device& d : devs)
-    for (const auto& [kernel, need] : kernels) {
+    for (const auto& [kernel, need] : kTensorKernels) {
       if (!d.caps.has(need)) {
         EXPECT_THROW(choose_cov(d, CovDesc{64, 1000}, kernel), Unsupported) << d.id << kernel;
         continue;
@@ -213,13 +214,6 @@ TEST(CovArrayCuda, HerkH3LongRunsScalesAndBatches) {
   }
 }
 
-TEST(CovArrayCuda, HerkH3Windows) {
-  REQUIRE_CUDA(devs);
-  for (const Device& d : devs)
-    if (d.caps.has(Cap::wgmma_sm90a))
-      for (DType t : kFloatTypes) test::check_cov_windows(d, "cuda.herk_h3", t);
-}
-
 // From 256 real lanes on, Hopper takes the f16-split GEMM (256 real channels, 128 complex).
 TEST(CovArrayCuda, HerkH3IsTheDefaultFrom256Lanes) {
   REQUIRE_CUDA(devs);
@@ -235,11 +229,12 @@ TEST(CovArrayCuda, HerkH3IsTheDefaultFrom256Lanes) {
   }
 }
 
-TEST(CovArrayCuda, HerkTcWindows) {
+TEST(CovArrayCuda, TensorKernelsWindows) {
   REQUIRE_CUDA(devs);
   for (const Device& d : devs)
-    if (d.caps.has(Cap::mma_sm80))
-      for (DType t : kFloatTypes) test::check_cov_windows(d, "cuda.herk_tc", t);
+    for (const auto& [kernel, need] : kTensorKernels)
+      if (d.caps.has(need))
+        for (DType t : kFloatTypes) test::check_cov_windows(d, kernel, t);
 }
 
 TEST(CovArrayCuda, HerkOffsetMeanLongRuns) {
