@@ -8,6 +8,7 @@
 #include "core/cov_backend.hpp"
 #include "core/registry.hpp"
 #include "cuda/cov_herk.hpp"
+#include "cuda/cov_pack.hpp"
 #include "cuda/runtime.hpp"
 #include "cuda/wgmma.hpp"
 
@@ -297,7 +298,9 @@ class CudaHerkPlan : public CovPlan {
   void load(const CovArgs& a, int slots) override {
     DeviceGuard g(ordinal_);
     std::vector<char> packed;
-    const void* src = tensor_cores_ ? padded_planar(a, packed) : tight(a, packed);
+    // The tensor-core kernel copies whole chunks per row: rows padded so they never leave one.
+    if (tensor_cores_) pack_padded_planar(a, pitch_, packed);
+    const void* src = tensor_cores_ ? packed.data() : tight(a, packed);
     x_.clear();
     for (int s = 0; s < std::max(1, slots); ++s) {
       x_.emplace_back(bytes(), "covariance samples");
@@ -581,33 +584,6 @@ class CudaHerkPlan : public CovPlan {
         std::memcpy(&packed[std::size_t((b * lines + l) * len * es)],
                     in + (b * v.tight_batch_stride() + l * v.tight_stride()) * es,
                     std::size_t(len * es));
-    return packed.data();
-  }
-
-  // Every batch's channel rows, planar, each padded with zeros to pitch_ floats (whole chunks of
-  // the tensor-core kernel, so its 16-byte copies never leave a row).
-  const void* padded_planar(const CovArgs& a, std::vector<char>& packed) const {
-    const SamplesView v = a.view();
-    const int comps = desc_.complex() ? 2 : 1;
-    packed.assign(bytes(), 0);
-    auto* dst = reinterpret_cast<float*>(packed.data());
-    const auto* in = static_cast<const float*>(a.data);
-    const std::int64_t row = desc_.samples * comps;
-    for (std::int64_t b = 0; b < desc_.batch; ++b) {
-      float* out = dst + b * desc_.channels * pitch_;
-      if (desc_.layout == SampleLayout::Planar) {
-        for (std::int64_t c = 0; c < desc_.channels; ++c)
-          std::memcpy(out + c * pitch_, in + v.offset(c, 0, b) * comps,
-                      std::size_t(row) * sizeof(float));
-        continue;
-      }
-      // Sample-major input read in order, written to one running position per channel row.
-      for (std::int64_t n = 0; n < desc_.samples; ++n) {
-        const float* sample = in + v.offset(0, n, b) * comps;
-        for (std::int64_t c = 0; c < desc_.channels; ++c)
-          for (int k = 0; k < comps; ++k) out[c * pitch_ + n * comps + k] = sample[c * comps + k];
-      }
-    }
     return packed.data();
   }
 

@@ -8,6 +8,7 @@
 
 #include "core/cov_backend.hpp"
 #include "core/registry.hpp"
+#include "cuda/cov_floor.hpp"
 #include "cuda/runtime.hpp"
 #include "kafel/bench.hpp"
 
@@ -98,18 +99,6 @@ __global__ void cov_merge(const double* __restrict__ partial, int groups, int w,
     __syncthreads();
   }
   if (tid == 0) out[v] = red[0];
-}
-
-// The memory floor: one plain read of `count` floats (block sums to `out`).
-__global__ void cov_readpass(const float4* __restrict__ x, long long count4, float* out) {
-  float s = 0;
-  const long long step = static_cast<long long>(gridDim.x) * blockDim.x;
-  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < count4;
-       i += step) {
-    const float4 v = __ldg(&x[i]);
-    s += (v.x + v.y) + (v.z + v.w);
-  }
-  if (s == 12345.678f) out[blockIdx.x] = s;  // keeps the loads; practically never stores
 }
 
 using LaunchFn = void (*)(int grid, cudaStream_t, const float*, long long, long long, double*,
@@ -244,9 +233,7 @@ class CudaCovPlan : public CovPlan {
     const long long count = desc_.channels * desc_.samples;
     EventTimer t;
     t.start(*s.stream);
-    cov_readpass<<<groups_ * 4, kThreads, 0, *s.stream>>>(s.x.as<float4>(), count / 4,
-                                                          s.partial.as<float>());
-    KAFEL_CUDA_CHECK_LAUNCH("cov_readpass");
+    launch_cov_readpass(s.x.as<float>(), count, s.partial.as<float>(), groups_ * 4, *s.stream);
     t.stop(*s.stream);
     return t.ms();
   }
@@ -428,4 +415,25 @@ CovKernel onepass_kernel() {
 const Register registered{onepass_kernel()};
 
 }  // namespace
+
+namespace {
+// One plain read of `count4` float4s (block sums to `out`).
+__global__ void cov_readpass(const float4* __restrict__ x, long long count4, float* out) {
+  float s = 0;
+  const long long step = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < count4;
+       i += step) {
+    const float4 v = __ldg(&x[i]);
+    s += (v.x + v.y) + (v.z + v.w);
+  }
+  if (s == 12345.678f) out[blockIdx.x] = s;  // keeps the loads; practically never stores
+}
+}  // namespace
+
+void launch_cov_readpass(const float* x, long long count, float* sink, int blocks,
+                         cudaStream_t stream) {
+  cov_readpass<<<blocks, kThreads, 0, stream>>>(reinterpret_cast<const float4*>(x), count / 4,
+                                                sink);
+  KAFEL_CUDA_CHECK_LAUNCH("cov_readpass");
+}
 }  // namespace kafel::cuda

@@ -46,7 +46,8 @@ void check_cov_kernel(const Device& device, const std::string& kernel,
 
 // Sliding windows (with and without overlap, short and long segments), forgetting and
 // forward-backward averaging through covariance_windows against direct recomputation.
-// `kernel` "" is the default choice.
-void check_cov_windows(const Device& device, const std::string& kernel, DType type);
+// `kernel` "" is the default choice; `max_channels` caps the widest case's 17 channels (0: none).
+void check_cov_windows(const Device& device, const std::string& kernel, DType type,
+                       std::int64_t max_channels = 0);
 
 }  // namespace kafel::test

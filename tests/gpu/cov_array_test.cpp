@@ -1,6 +1,7 @@
-// CUDA covariance at array scale: cuda.herk (every sample type), cuda.herk_tc (tensor cores,
-// float samples; the default past cuda.onepass on sm_80+) and cuda.herk_h3 (f16-split GEMM on
-// Hopper, the default from 256 real lanes) at 1..1024 channels, batches, windows.
+// CUDA covariance at array scale: cuda.onepass32 (up to 32 real lanes, the default there past
+// cuda.onepass), cuda.herk (every sample type), cuda.herk_tc (tensor cores, float samples; the
+// default past 32 lanes on sm_80+) and cuda.herk_h3 (f16-split GEMM on Hopper, the default from
+// 256 real lanes) at 1..1024 channels, batches, windows.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -23,8 +24,8 @@ const std::vector<DType> kFloatTypes = {DType::f32, DType::c64};
 const std::pair<const char*, Cap> kTensorKernels[] = {{"cuda.herk_tc", Cap::mma_sm80},
                                                       {"cuda.herk_h3", Cap::wgmma_sm90a}};
 
-// The tiled kernel choose_cov picks past cuda.onepass: the tensor-core one for float samples
-// where the GPU has mma.sync.
+// The tiled kernel choose_cov picks past cuda.onepass32's 32 lanes: the tensor-core one for
+// float samples where the GPU has mma.sync.
 std::string tiled_default(const Device& d, DType t) {
   const bool floats = t == DType::f32 || t == DType::c64;
   return floats && d.caps.has(Cap::mma_sm80) ? "cuda.herk_tc" : "cuda.herk";
@@ -40,6 +41,75 @@ std::vector<Device> cuda_devices() {
 #define REQUIRE_CUDA(devs)                         \
   const std::vector<Device> devs = cuda_devices(); \
   if (devs.empty()) GTEST_SKIP() << "no CUDA device present"
+
+// Every channel count that fits 32 real lanes (real up to 32, complex up to 16), layouts,
+// batches, one sample; refused past 32 lanes.
+TEST(CovArrayCuda, Onepass32EveryChannelCountUpTo32Lanes) {
+  REQUIRE_CUDA(devs);
+  for (const Device& d : devs) {
+    test::check_cov_kernel(d, "cuda.onepass32", {DType::f32}, 32, false);
+    test::check_cov_kernel(d, "cuda.onepass32", {DType::c64}, 16, false);
+    for (std::int64_t c : {18, 24, 31, 32})
+      test::check_cov_case(d, "cuda.onepass32", SignalKind::Offset, DType::f32, c, 1001,
+                           SampleLayout::Planar);
+    EXPECT_THROW(choose_cov(d, CovDesc{33, 1000}, "cuda.onepass32"), Unsupported);
+    EXPECT_THROW(
+        choose_cov(d, CovDesc{17, 1000, SampleLayout::Planar, 1, DType::c64}, "cuda.onepass32"),
+        Unsupported);
+  }
+}
+
+// Long runs (many flushes per warp, many blocks, a tail stage) with a large common offset, and
+// batches spread over the grid's rows.
+TEST(CovArrayCuda, Onepass32LongRunsAndBatches) {
+  REQUIRE_CUDA(devs);
+  for (const Device& d : devs) {
+    test::check_cov_case(d, "cuda.onepass32", SignalKind::Offset, DType::c64, 16, 1048573,
+                         SampleLayout::Planar);
+    test::check_cov_case(d, "cuda.onepass32", SignalKind::Offset, DType::f32, 32, 1000003,
+                         SampleLayout::Interleaved);
+    test::check_cov_case(d, "cuda.onepass32", SignalKind::Random, DType::c64, 13, 300007,
+                         SampleLayout::Interleaved, 3);
+    test::check_cov_case(d, "cuda.onepass32", SignalKind::Offset, DType::f32, 24, 4099,
+                         SampleLayout::Planar, 300);
+    for (std::int64_t flush : {1, 7})
+      test::check_cov_case(d, "cuda.onepass32", SignalKind::Offset, DType::c64, 9, 100003,
+                           SampleLayout::Planar, 1, 1e-6, Params{{"FLUSH", flush}, {"BPS", 1}});
+  }
+}
+
+// A NaN or an infinity in channel 5 makes exactly its row and column non-finite (every role's
+// sums carry it: the diagonal block's, the rectangles', the other triangle's cross terms).
+TEST(CovArrayCuda, Onepass32NonFiniteSamples) {
+  REQUIRE_CUDA(devs);
+  const std::int64_t N = 1000, bad = 5;
+  for (const Device& d : devs)
+    for (auto [t, C] :
+         {std::pair{DType::f32, std::int64_t(32)}, std::pair{DType::c64, std::int64_t(16)}})
+      for (float v : {std::nanf(""), INFINITY, -INFINITY}) {
+        test::CovSamples s =
+            test::make_cov_samples(SignalKind::Random, t, C, N, SampleLayout::Planar);
+        const std::int64_t comps = t == DType::c64 ? 2 : 1;
+        reinterpret_cast<float*>(s.bytes.data())[(bad * N + 500) * comps] = v;
+        CovOptions o;
+        o.kernel = "cuda.onepass32";
+        const CovResult r = covariance(d, s.view, o);
+        for (std::int64_t i = 0; i < C; ++i)
+          for (std::int64_t j = 0; j < C; ++j) {
+            const bool finite =
+                std::isfinite(r.at(i, j)) && (!r.complex() || std::isfinite(r.cov_im[i * C + j]));
+            EXPECT_EQ(finite, i != bad && j != bad) << d.id << " " << to_string(t) << " value " << v
+                                                    << " at (" << i << ", " << j << ")";
+          }
+      }
+}
+
+TEST(CovArrayCuda, Onepass32Windows) {
+  REQUIRE_CUDA(devs);
+  for (const Device& d : devs)
+    for (DType t : kFloatTypes)
+      test::check_cov_windows(d, "cuda.onepass32", t, t == DType::c64 ? 16 : 32);
+}
 
 TEST(CovArrayCuda, HerkEveryTypeAndChannelCount) {
   REQUIRE_CUDA(devs);
@@ -257,15 +327,18 @@ TEST(CovArrayCuda, HerkWindows) {
     for (DType t : kTypes) test::check_cov_windows(d, "cuda.herk", t);
 }
 
-TEST(CovArrayCuda, TiledIsTheDefaultPastTheOnePassKernel) {
+TEST(CovArrayCuda, TiledIsTheDefaultPastTheOnePassKernels) {
   REQUIRE_CUDA(devs);
   for (const Device& d : devs) {
     EXPECT_EQ(choose_cov(d, CovDesc{10, 1000}).kernel, "cuda.onepass");
+    EXPECT_EQ(choose_cov(d, CovDesc{24, 1000}).kernel, "cuda.onepass32");
     EXPECT_EQ(choose_cov(d, CovDesc{100, 1000}).kernel, tiled_default(d, DType::f32));
     EXPECT_EQ(choose_cov(d, CovDesc{16, 1000, SampleLayout::Planar, 1, DType::c64}).kernel,
+              "cuda.onepass32");
+    EXPECT_EQ(choose_cov(d, CovDesc{17, 1000, SampleLayout::Planar, 1, DType::c64}).kernel,
               tiled_default(d, DType::c64));
     EXPECT_EQ(choose_cov(d, CovDesc{10, 1000, SampleLayout::Planar, 1, DType::f32, 4}).kernel,
-              tiled_default(d, DType::f32));
+              "cuda.onepass32");
     EXPECT_EQ(choose_cov(d, CovDesc{64, 1000, SampleLayout::Planar, 1, DType::ci8}).kernel,
               "cuda.herk");
   }

@@ -1,0 +1,432 @@
+// cuda.onepass32: one pass over up to 32 real lanes (32 real or 16 complex channels), where one
+// thread cannot hold all 528 lane pairs: four warps (roles) share each sample's pairs, samples
+// staged by cp.async, float sums flushed to float64 per lane by a warp reduce-scatter.
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/cov_backend.hpp"
+#include "core/registry.hpp"
+#include "cuda/cov_floor.hpp"
+#include "cuda/cov_herk_tc.cuh"
+#include "cuda/cov_pack.hpp"
+#include "cuda/runtime.hpp"
+
+namespace kafel::cuda {
+
+namespace {
+
+constexpr int kLanes = 32;  // real lanes per block; the shape's lanes first, the rest read zero
+constexpr int kRoles = 4;
+// One resident block of 8 warps per SM, warp w in role w % 4: each SM sub-partition (w % 4) then
+// runs one role's code. Two blocks of 4 warps mixed the roles on the sub-partitions, and 4 roles'
+// unrolled code missed the instruction cache (H100: 5 of 7.3 cycles per instruction stalled).
+constexpr int kGroups = 2;            // sample groups: 2 samples per thread per stage each
+constexpr int kStage = 64 * kGroups;  // samples per ring stage (rows padded to whole stages)
+constexpr int kStages = 4;            // ring depth: three stages in flight while one is summed
+constexpr int kWarps = kRoles * kGroups;
+constexpr int kThreads = 32 * kWarps;
+constexpr int kPairs = kLanes * (kLanes + 1) / 2;
+constexpr int kW = kLanes + kPairs;  // doubles per partial: lane sums, then packed lane pairs
+constexpr int kStageFloats = kLanes * kStage;
+
+// What one warp sums for every sample: lane pairs (a, b), rows a in [R0, R1), columns b in
+// [C0, C1) (on a diagonal block only b <= a, and the rows' lane sums too). The four roles
+// cover the 32-lane lower triangle once: two 16 x 16 triangles (136 pairs + 16 sums each) and
+// two 8 x 16 rectangles (128 pairs), so the warps do nearly equal work per sample.
+template <int R0, int R1, int C0, int C1>
+struct Role {
+  static constexpr bool diagonal = R0 == C0;
+  static constexpr int rows = R1 - R0, cols = C1 - C0;
+  static constexpr int pairs = diagonal ? rows * (rows + 1) / 2 : rows * cols;
+  static constexpr int values = pairs + (diagonal ? rows : 0);
+  static constexpr int padded = (values + 31) / 32 * 32;  // whole lanes of the reduce-scatter
+  static constexpr int inputs = diagonal ? rows : cols + rows;
+  // The lane behind input i: the columns, then (off the diagonal) the rows.
+  __host__ __device__ static constexpr int lane(int i) {
+    return diagonal ? R0 + i : i < cols ? C0 + i : R0 + i - cols;
+  }
+  // Where value t goes in a partial: pairs at kLanes + a(a+1)/2 + b, lane sums at the lane.
+  __device__ static int slot(int t) {
+    if (t >= pairs) return R0 + t - pairs;
+    int a = 0, b = 0;
+    if (diagonal) {
+      while ((a + 1) * (a + 2) / 2 <= t) ++a;
+      b = t - a * (a + 1) / 2;
+      a += R0;
+      b += R0;
+    } else {
+      a = R0 + t / cols;
+      b = C0 + t % cols;
+    }
+    return kLanes + a * (a + 1) / 2 + b;
+  }
+};
+using Role0 = Role<0, 16, 0, 16>;
+using Role1 = Role<16, 32, 16, 32>;
+using Role2 = Role<16, 24, 0, 16>;
+using Role3 = Role<24, 32, 0, 16>;
+static_assert(Role0::pairs + Role1::pairs + Role2::pairs + Role3::pairs == kPairs);
+
+struct Onepass32Args {
+  const float* x = nullptr;  // channel c of batch b at x + (b * channels + c) * pitch
+  long long pitch = 0;       // floats per channel row: whole stages
+  int channels = 0;
+  long long n = 0;
+  long long chunks = 0;  // stages per row
+  long long batches = 1;
+  int flush = 32;             // stages summed in float before the warp adds them in float64
+  float* pilot = nullptr;     // batch x kLanes
+  double* partial = nullptr;  // batch x gridDim.x x kGroups x kW
+};
+
+// Lane k, sample s of a ring stage: channel rows of kStage * COMPS floats (complex: re, im).
+template <int COMPS>
+__device__ __forceinline__ const float* stage_at(const float* st, int k, int s) {
+  return st + (k / COMPS) * (kStage * COMPS) + s * COMPS + k % COMPS;
+}
+
+// Chunk `chunk` of every channel row into stage `st`: 16-byte pieces, all threads. A thread
+// always copies the same piece of rows r0, r0 + rows_per_pass, ... (a few instructions a piece).
+template <int COMPS>
+__device__ __forceinline__ void copy_chunk(const Onepass32Args& a, const float* xb, long long chunk,
+                                           float* st) {
+  constexpr int row = kStage * COMPS, per_row = row / 4, rows_per_pass = kThreads / per_row;
+  static_assert(kThreads % per_row == 0);
+  const int r0 = threadIdx.x / per_row, piece = (threadIdx.x % per_row) * 4;
+  const float* src = xb + r0 * a.pitch + chunk * row + piece;
+  float* dst = st + r0 * row + piece;
+#pragma unroll 1
+  for (int r = r0; r < a.channels; r += rows_per_pass) {
+    herk_tc::cp_async16(dst, src, true);
+    src += rows_per_pass * a.pitch;
+    dst += rows_per_pass * row;
+  }
+}
+
+// One sample of the role's pairs (and lane sums) into the float sums v.
+template <class R, int COMPS>
+__device__ __forceinline__ void accumulate(const float* st, int s, const float (&p)[R::inputs],
+                                           float (&v)[R::padded]) {
+  float y[R::inputs];
+#pragma unroll
+  for (int i = 0; i < R::inputs; i += COMPS) {
+    const float* at = stage_at<COMPS>(st, R::lane(i), s);
+    if constexpr (COMPS == 2) {
+      const float2 t = *reinterpret_cast<const float2*>(at);
+      y[i] = t.x - p[i];
+      y[i + 1] = t.y - p[i + 1];
+    } else {
+      y[i] = *at - p[i];
+    }
+  }
+  if constexpr (R::diagonal) {
+    int t = 0;
+#pragma unroll
+    for (int a = 0; a < R::rows; ++a)
+#pragma unroll
+      for (int b = 0; b <= a; ++b, ++t) v[t] = fmaf(y[a], y[b], v[t]);
+#pragma unroll
+    for (int a = 0; a < R::rows; ++a) v[R::pairs + a] += y[a];
+  } else {
+#pragma unroll
+    for (int a = 0; a < R::rows; ++a)
+#pragma unroll
+      for (int b = 0; b < R::cols; ++b)
+        v[a * R::cols + b] = fmaf(y[R::cols + a], y[b], v[a * R::cols + b]);
+  }
+}
+
+// Recursive halving across the warp: afterwards v[0, N/32) of lane l holds the warp's totals of
+// values l * N/32 + j (each lane keeps one half and adds its partner's copy of that half).
+template <int M, int O, int N>
+__device__ __forceinline__ void halve(float (&v)[N], int lane) {
+  const bool upper = lane & O;
+#pragma unroll
+  for (int i = 0; i < M / 2; ++i) {
+    const float lo = v[i], hi = v[i + M / 2];
+    v[i] = (upper ? hi : lo) + __shfl_xor_sync(0xffffffffu, upper ? lo : hi, O);
+  }
+  if constexpr (O > 1) halve<M / 2, O / 2>(v, lane);
+}
+
+// The warp's float sums into the lanes' float64 totals; the float sums restart from zero.
+template <int N>
+__device__ __forceinline__ void flush(float (&v)[N], double (&d)[N / 32], int lane) {
+  halve<N, 16>(v, lane);
+#pragma unroll
+  for (int j = 0; j < N / 32; ++j) d[j] += v[j];
+#pragma unroll
+  for (int i = 0; i < N; ++i) v[i] = 0.0f;
+}
+
+// One warp's part of a block in one batch: its role's sums over its group's samples of chunks
+// [c0, c1), the ring shared with the other warps (every warp runs the same loop, so the block
+// barriers match).
+template <class R, int COMPS>
+__device__ __forceinline__ void sum_chunks(const Onepass32Args& a, const float* xb, float* ring,
+                                           const float* sp, long long c0, long long c1,
+                                           double* out) {
+  const int lane = threadIdx.x & 31, group = threadIdx.x / (32 * kRoles);
+  float p[R::inputs], v[R::padded];
+  double d[R::padded / 32];
+#pragma unroll
+  for (int i = 0; i < R::inputs; ++i) p[i] = sp[R::lane(i)];
+#pragma unroll
+  for (int i = 0; i < R::padded; ++i) v[i] = 0.0f;
+#pragma unroll
+  for (int j = 0; j < R::padded / 32; ++j) d[j] = 0.0;
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (c0 + s < c1) copy_chunk<COMPS>(a, xb, c0 + s, ring + s * kStageFloats);
+    herk_tc::cp_commit();
+  }
+  int summed = 0;
+  for (long long c = c0; c < c1; ++c) {
+    herk_tc::cp_wait<kStages - 2>();
+    __syncthreads();  // chunk c landed for every thread; chunk c - 1's stage is free again
+    const long long next = c + kStages - 1;
+    if (next < c1) copy_chunk<COMPS>(a, xb, next, ring + ((next - c0) % kStages) * kStageFloats);
+    herk_tc::cp_commit();
+    const float* st = ring + ((c - c0) % kStages) * kStageFloats;
+    const long long first = c * kStage;
+#pragma unroll 1
+    for (int j = 0; j < kStage / kGroups / 32; ++j) {
+      const int s = group * (kStage / kGroups) + lane + 32 * j;
+      if (first + s < a.n) accumulate<R, COMPS>(st, s, p, v);  // rows are padded past n
+    }
+    if (++summed == a.flush) {
+      flush(v, d, lane);
+      summed = 0;
+    }
+  }
+  herk_tc::cp_wait<0>();
+  flush(v, d, lane);
+#pragma unroll
+  for (int j = 0; j < R::padded / 32; ++j) {
+    const int t = lane * (R::padded / 32) + j;
+    if (t < R::values) out[R::slot(t)] = d[j];
+  }
+}
+
+// The pilot every one-pass kernel shifts by (the first kPilotSamples samples summed in order in
+// float, then divided), for lane tid < kLanes; 0 past the shape's lanes. Every block finds the
+// same one.
+template <int COMPS>
+__device__ __forceinline__ float lane_pilot(const Onepass32Args& a, const float* xb, int tid) {
+  if (tid >= a.channels * COMPS) return 0.0f;
+  const float* row = xb + (tid / COMPS) * a.pitch + tid % COMPS;
+  float x[kPilotSamples];
+#pragma unroll
+  for (int i = 0; i < kPilotSamples; ++i) x[i] = i < a.n ? row[i * COMPS] : 0.0f;  // loads at once
+  float s = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kPilotSamples; ++i) s += x[i];  // adding 0 past n changes nothing
+  return __fdiv_rn(s, static_cast<float>(a.n < kPilotSamples ? a.n : kPilotSamples));
+}
+
+// One warp's role in every batch of its grid row: batches blockIdx.y, + gridDim.y, ...; chunks
+// [chunks*x/gx, chunks*(x+1)/gx) of each, written to partial (b * gx + x) * kGroups + group.
+template <class R, int COMPS>
+__device__ __forceinline__ void run_role(const Onepass32Args& a, float* ring, float* sp) {
+  const long long gx = gridDim.x;
+  const long long c0 = a.chunks * blockIdx.x / gx, c1 = a.chunks * (blockIdx.x + 1) / gx;
+  const int tid = threadIdx.x, group = tid / (32 * kRoles);
+  for (long long b = blockIdx.y; b < a.batches; b += gridDim.y) {
+    const float* xb = a.x + b * a.channels * a.pitch;
+    __syncthreads();  // the previous batch's pilots are no longer read
+    if (tid < kLanes) {
+      sp[tid] = lane_pilot<COMPS>(a, xb, tid);
+      if (blockIdx.x == 0) a.pilot[b * kLanes + tid] = sp[tid];
+    }
+    __syncthreads();
+    sum_chunks<R, COMPS>(a, xb, ring, sp, c0, c1,
+                         a.partial + ((b * gx + blockIdx.x) * kGroups + group) * kW);
+  }
+}
+
+// Warp w takes role w % 4 of sample group w / 4 in every batch of the block's grid row.
+template <int COMPS>
+__global__ void __launch_bounds__(kThreads, 1) cov_onepass32(Onepass32Args a) {
+  extern __shared__ float4 ring4[];
+  float* ring = reinterpret_cast<float*>(ring4);
+  __shared__ float sp[kLanes];
+  // Rows past the shape's channels are never copied: zero in every stage.
+  for (int i = threadIdx.x; i < kStages * kStageFloats; i += kThreads) ring[i] = 0.0f;
+  switch (threadIdx.x / 32 % kRoles) {
+    case 0:
+      run_role<Role0, COMPS>(a, ring, sp);
+      break;
+    case 1:
+      run_role<Role1, COMPS>(a, ring, sp);
+      break;
+    case 2:
+      run_role<Role2, COMPS>(a, ring, sp);
+      break;
+    default:
+      run_role<Role3, COMPS>(a, ring, sp);
+  }
+}
+
+// merged[i] = sum over blocks g of partial[(b * groups + g) * kW + v], i = b * kW + v, one
+// thread per value, in order (deterministic).
+__global__ void cov_onepass32_merge(const double* __restrict__ partial, int groups, long long count,
+                                    double* __restrict__ merged) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  const long long b = i / kW, v = i % kW;
+  const double* part = partial + b * groups * kW + v;
+  double s = 0;
+  for (int g = 0; g < groups; ++g) s += part[static_cast<long long>(g) * kW];
+  merged[i] = s;
+}
+
+constexpr std::size_t kRingBytes = std::size_t(kStages) * kStageFloats * sizeof(float);
+constexpr int kFloorBlocks = 2048;  // blocks of the read pass (the floor's own kernel)
+
+class Onepass32Plan : public CovPlan {
+ public:
+  Onepass32Plan(const Device& dev, const CovDesc& d, const Params& p)
+      : ordinal_(ordinal_of(dev)), guard_(ordinal_), desc_(d), flush_(int(p.at("FLUSH"))) {
+    const int comps = d.complex() ? 2 : 1;
+    chunks_ = (d.samples + kStage - 1) / kStage;
+    pitch_ = chunks_ * kStage * comps;
+    const std::int64_t blocks = std::int64_t(device_props(ordinal_).sm_count) * p.at("BPS");
+    // A grid of about `blocks`: rows of batches (each row takes every rows-th batch), and blocks
+    // along the samples where there are fewer batches than that.
+    rows_ = int(std::min<std::int64_t>({d.batch, blocks, 65535}));
+    blocks_ = int(std::clamp<std::int64_t>(blocks / d.batch, 1, chunks_));
+    partial_ =
+        DeviceBuffer(std::size_t(d.batch * blocks_ * kGroups * kW) * 8, "covariance partials");
+    merged_ = DeviceBuffer(std::size_t(d.batch * kW) * 8, "covariance sums");
+    pilot_ = DeviceBuffer(std::size_t(d.batch * kLanes) * 4, "covariance pilot");
+    sink_ = DeviceBuffer(kFloorBlocks * 4, "read pass sink");
+    KAFEL_CUDA_CHECK(cudaFuncSetAttribute(cov_onepass32<1>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize, kRingBytes));
+    KAFEL_CUDA_CHECK(cudaFuncSetAttribute(cov_onepass32<2>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize, kRingBytes));
+  }
+
+  void load(const CovArgs& a, int slots) override {
+    DeviceGuard g(ordinal_);
+    std::vector<char> packed;
+    pack_padded_planar(a, pitch_, packed);
+    x_.clear();
+    for (int s = 0; s < std::max(1, slots); ++s) {
+      x_.emplace_back(bytes(), "covariance samples");
+      x_.back().upload(packed.data(), bytes());
+    }
+  }
+
+  double run(int slot) override {
+    DeviceGuard g(ordinal_);
+    Onepass32Args a;
+    a.x = x_.at(slot).as<float>();
+    a.pitch = pitch_;
+    a.channels = int(desc_.channels);
+    a.n = desc_.samples;
+    a.chunks = chunks_;
+    a.flush = flush_;
+    a.pilot = pilot_.as<float>();
+    a.partial = partial_.as<double>();
+    a.batches = desc_.batch;
+    const dim3 grid{unsigned(blocks_), unsigned(rows_), 1u};
+    EventTimer t;
+    t.start(stream_);
+    if (desc_.complex())
+      cov_onepass32<2><<<grid, kThreads, kRingBytes, stream_>>>(a);
+    else
+      cov_onepass32<1><<<grid, kThreads, kRingBytes, stream_>>>(a);
+    KAFEL_CUDA_CHECK_LAUNCH("cov_onepass32");
+    const long long values = desc_.batch * kW;
+    cov_onepass32_merge<<<unsigned((values + kThreads - 1) / kThreads), kThreads, 0, stream_>>>(
+        partial_.as<double>(), blocks_ * kGroups, values, merged_.as<double>());
+    KAFEL_CUDA_CHECK_LAUNCH("cov_onepass32_merge");
+    t.stop(stream_);
+    return t.ms();
+  }
+
+  void fetch(CovMoments& out) override {
+    DeviceGuard g(ordinal_);
+    stream_.synchronize();
+    const std::int64_t nb = desc_.batch;
+    std::vector<double> merged(std::size_t(nb * kW));
+    std::vector<float> pilot(std::size_t(nb * kLanes));
+    merged_.download(merged.data(), merged.size() * 8);
+    pilot_.download(pilot.data(), pilot.size() * 4);
+    out.reset(desc_);
+    std::vector<double> p(kLanes);
+    for (std::int64_t b = 0; b < nb; ++b) {
+      for (int k = 0; k < kLanes; ++k) p[k] = pilot[b * kLanes + k];
+      const double* m = merged.data() + b * kW;
+      // Packed rows are the same for any lane count: the shape's lanes come first.
+      moments_from_lanes(desc_, b, p.data(), m, m + kLanes, out);
+    }
+  }
+
+  std::string timer() const override { return "cuda-events"; }
+
+  double read_floor_ms(int slot) override {
+    DeviceGuard g(ordinal_);
+    EventTimer t;
+    t.start(stream_);
+    launch_cov_readpass(x_.at(slot).as<float>(), static_cast<long long>(bytes() / 4),
+                        sink_.as<float>(), kFloorBlocks, stream_);
+    t.stop(stream_);
+    return t.ms();
+  }
+
+ private:
+  std::size_t bytes() const { return std::size_t(desc_.batch * desc_.channels * pitch_) * 4; }
+
+  int ordinal_;
+  DeviceGuard guard_;
+  CovDesc desc_;
+  int flush_ = 32, blocks_ = 1, rows_ = 1;
+  std::int64_t chunks_ = 0, pitch_ = 0;
+  Stream stream_;
+  DeviceBuffer partial_, merged_, pilot_, sink_;
+  std::vector<DeviceBuffer> x_;
+};
+
+CovKernel onepass32_kernel() {
+  CovKernel k;
+  k.name = "cuda.onepass32";
+  k.summary =
+      "one pass over up to 32 real lanes (32 real or 16 complex channels): four warps share "
+      "each sample's 528 lane pairs, 128-sample stages by cp.async, float sums flushed to "
+      "float64 by a warp reduce-scatter; f32 and cf32, batches";
+  k.rung = 2;
+  k.sample_types = {DType::f32, DType::c64};
+  k.params.params = {
+      param("FLUSH", 32, {8, 16, 32}, 1, 64,
+            "128-sample stages per float sum (each thread adds 2 samples per stage) before the "
+            "warp adds it in float64"),
+      param("BPS", 1, {1, 2, 4}, 1, 8,
+            "blocks per SM in the grid (one is resident: ~240 registers per thread)")};
+  k.max_channels = kLanes;
+  // Above the tiled kernels (cuda.herk_tc 6, cuda.herk_h3 7) within its 32 lanes, below
+  // cuda.onepass (10), which keeps real blocks of up to 16 channels (docs/BENCHMARKS.md).
+  k.preference = 8;
+  k.can_implement = [](const Device& dev, const CovDesc& d, const Params&) -> std::string {
+    if (dev.local_memory < kRingBytes + 1024)
+      return "cuda.onepass32 needs " + std::to_string(kRingBytes / 1024 + 1) +
+             " KiB of shared memory per block (" + dev.id + " has " +
+             std::to_string(dev.local_memory / 1024) + ")";
+    if (d.lanes() > kLanes)
+      return "cuda.onepass32 sums at most " + std::to_string(kLanes) +
+             " real lanes (32 real or 16 complex channels; got " + d.shape() + ")";
+    return "";
+  };
+  k.make_plan = [](const Device& dev, const CovDesc& d,
+                   const Params& p) -> std::unique_ptr<CovPlan> {
+    return std::make_unique<Onepass32Plan>(dev, d, p);
+  };
+  return k;
+}
+
+const Register registered{onepass32_kernel()};
+
+}  // namespace
+}  // namespace kafel::cuda

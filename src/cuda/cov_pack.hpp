@@ -1,0 +1,17 @@
+// Host-side packing of covariance samples for the CUDA kernels that copy whole chunks of every
+// channel row with 16-byte cp.async (cuda.herk_tc, cuda.onepass32).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/cov_backend.hpp"
+
+namespace kafel::cuda {
+
+// Every batch's channel rows of float samples (f32 or cf32), planar, each padded with zeros to
+// `pitch` floats: channel c of batch b starts at float (b * channels + c) * pitch. `pitch` must
+// hold a row (samples * comps floats). Sample-major input is transposed on the way.
+void pack_padded_planar(const CovArgs& a, std::int64_t pitch, std::vector<char>& packed);
+
+}  // namespace kafel::cuda
