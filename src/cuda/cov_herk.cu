@@ -300,7 +300,7 @@ class CudaHerkPlan : public CovPlan {
     std::vector<char> packed;
     // The tensor-core kernel copies whole chunks per row: rows padded so they never leave one.
     if (tensor_cores_) pack_padded_planar(a, pitch_, packed);
-    const void* src = tensor_cores_ ? packed.data() : tight(a, packed);
+    const void* src = tensor_cores_ ? packed.data() : tight_samples(a, packed);
     x_.clear();
     for (int s = 0; s < std::max(1, slots); ++s) {
       x_.emplace_back(bytes(), "covariance samples");
@@ -566,25 +566,6 @@ class CudaHerkPlan : public CovPlan {
       }
       moments_from_lanes(desc_, b, p.data(), sum.data(), packed.data(), out);
     }
-  }
-
-  // The samples of every batch as one tight array (copied only when the strides differ).
-  const void* tight(const CovArgs& a, std::vector<char>& packed) const {
-    const SamplesView v = a.view();
-    const bool planar = desc_.layout == SampleLayout::Planar;
-    const std::int64_t lines = planar ? desc_.channels : desc_.samples;
-    const std::int64_t len = planar ? desc_.samples : desc_.channels;
-    const auto es = static_cast<std::int64_t>(dtype_size(desc_.type));
-    if (v.tight_stride() == len && (desc_.batch == 1 || v.tight_batch_stride() == lines * len))
-      return a.data;
-    packed.resize(bytes());
-    const auto* in = static_cast<const char*>(a.data);
-    for (std::int64_t b = 0; b < desc_.batch; ++b)
-      for (std::int64_t l = 0; l < lines; ++l)
-        std::memcpy(&packed[std::size_t((b * lines + l) * len * es)],
-                    in + (b * v.tight_batch_stride() + l * v.tight_stride()) * es,
-                    std::size_t(len * es));
-    return packed.data();
   }
 
   std::int64_t tile_rows() const { return (desc_.lanes() + tile_ - 1) / tile_; }

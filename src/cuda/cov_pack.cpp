@@ -34,4 +34,23 @@ void pack_padded_planar(const CovArgs& a, std::int64_t pitch, std::vector<char>&
   }
 }
 
+const void* tight_samples(const CovArgs& a, std::vector<char>& packed) {
+  const CovDesc& d = a.desc;
+  const SamplesView v = a.view();
+  const bool planar = d.layout == SampleLayout::Planar;
+  const std::int64_t lines = planar ? d.channels : d.samples;
+  const std::int64_t len = planar ? d.samples : d.channels;
+  const auto es = static_cast<std::int64_t>(dtype_size(d.type));
+  if (v.tight_stride() == len && (d.batch == 1 || v.tight_batch_stride() == lines * len))
+    return a.data;
+  packed.resize(std::size_t(d.min_bytes()));
+  const auto* in = static_cast<const char*>(a.data);
+  for (std::int64_t b = 0; b < d.batch; ++b)
+    for (std::int64_t l = 0; l < lines; ++l)
+      std::memcpy(&packed[std::size_t((b * lines + l) * len * es)],
+                  in + (b * v.tight_batch_stride() + l * v.tight_stride()) * es,
+                  std::size_t(len * es));
+  return packed.data();
+}
+
 }  // namespace kafel::cuda

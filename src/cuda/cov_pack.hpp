@@ -1,5 +1,6 @@
-// Host-side packing of covariance samples for the CUDA kernels that copy whole chunks of every
-// channel row with 16-byte cp.async (cuda.herk_tc, cuda.onepass32).
+// Host-side packing of covariance samples for the CUDA kernels: tight blocks (cuda.herk,
+// cuda.herk_i8) and padded planar rows for those that copy whole chunks of every channel row with
+// 16-byte cp.async (cuda.herk_tc, cuda.onepass32).
 #pragma once
 
 #include <cstdint>
@@ -13,5 +14,9 @@ namespace kafel::cuda {
 // `pitch` floats: channel c of batch b starts at float (b * channels + c) * pitch. `pitch` must
 // hold a row (samples * comps floats). Sample-major input is transposed on the way.
 void pack_padded_planar(const CovArgs& a, std::int64_t pitch, std::vector<char>& packed);
+
+// The samples of every batch as one tight array (desc.min_bytes(), layout kept): the caller's
+// memory when its strides are already tight, else a copy in `packed`.
+const void* tight_samples(const CovArgs& a, std::vector<char>& packed);
 
 }  // namespace kafel::cuda

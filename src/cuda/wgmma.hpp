@@ -40,6 +40,10 @@ struct Problem {
   // Split-K scratch (Options::splits > 1): split_workspace_bytes() of it.
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
+  // false: with split-K, leave each range's raw sums in the workspace (range s at
+  // s * split_slice_bytes(m, n), rows partial_ld(n) elements apart, only the tiles computed;
+  // split_ranges() of them) for the caller to add, and leave C alone.
+  bool reduce_splits = true;
 };
 
 // How to run it. kernel 0: one CTA per tile, both warpgroups compute, one thread refills the
@@ -101,6 +105,11 @@ inline std::size_t split_slice_bytes(long long m, long long n) {
 // smaller one (0 without a split).
 std::size_t split_workspace_bytes(Input in, long long m, long long n, long long k,
                                   const Options& o);
+
+// The ranges a problem of `k` reduction steps runs in when asked for `splits` (fewer when the
+// k-tiles do not fill them all; 1 without a split), and the k-tile length of `in` in elements.
+int split_ranges(Input in, long long k, int splits);
+int k_tile(Input in);
 
 // Enqueues the GEMM on `stream`; "" on success, else the reason (configuration not compiled,
 // a tensor map the driver refused, a CUDA error).

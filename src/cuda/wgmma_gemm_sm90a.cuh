@@ -1033,7 +1033,7 @@ std::string launch_config(const Problem& p, const Options& o, cudaStream_t strea
     cfg.blockDim = dim3(384, 1, 1);
     cfg.gridDim = dim3(units * cluster, 1, 1);
     rc = cudaLaunchKernelEx(&cfg, kernel, ma, mb, mc, args);
-    if (rc == cudaSuccess && sc.splits > 1) {
+    if (rc == cudaSuccess && sc.splits > 1 && p.reduce_splits) {
       const long long pairs = static_cast<long long>(p.m) * ((p.n + 1) / 2);
       const int blocks = static_cast<int>(std::min<long long>((pairs + 255) / 256, 132 * 8));
       splitk_reduce<typename C::Acc>

@@ -76,12 +76,22 @@ bool stages_c(const Problem& p, const Options& o) {
   return o.kernel == 1 && o.c_rounds > 0 && (p.beta == 0 || o.splits > 1);
 }
 
+int k_tile(Input in) {
+  return in == Input::bf16 || in == Input::f16 || in == Input::f16x3 ? 64
+         : in == Input::tf32 || in == Input::tf32x3                  ? 32
+                                                                     : 128;
+}
+
+int split_ranges(Input in, long long k, int splits) {
+  const long long k_tiles = (k + k_tile(in) - 1) / k_tile(in);
+  if (splits <= 1 || k_tiles <= 1) return 1;
+  const long long per = (k_tiles + splits - 1) / splits;  // as the launch splits them
+  return static_cast<int>((k_tiles + per - 1) / per);
+}
+
 std::size_t split_workspace_bytes(Input in, long long m, long long n, long long k,
                                   const Options& o) {
-  const long long bk = in == Input::bf16 || in == Input::f16 || in == Input::f16x3 ? 64
-                       : in == Input::tf32 || in == Input::tf32x3                  ? 32
-                                                                                   : 128;
-  const long long k_tiles = (k + bk - 1) / bk;
+  const long long k_tiles = (k + k_tile(in) - 1) / k_tile(in);
   // At most min(splits, k-tiles) ranges: an upper bound that grows with m, n and k.
   const long long ranges = o.kernel == 0 ? 1 : std::min<long long>(o.splits, k_tiles);
   if (ranges <= 1) return 0;

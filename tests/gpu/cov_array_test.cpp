@@ -1,10 +1,13 @@
 // CUDA covariance at array scale: cuda.onepass32 (up to 32 real lanes, the default there past
 // cuda.onepass), cuda.herk (every sample type), cuda.herk_tc (tensor cores, float samples; the
-// default past 32 lanes on sm_80+) and cuda.herk_h3 (f16-split GEMM on Hopper, the default from
-// 256 real lanes) at 1..1024 channels, batches, windows.
+// default past 32 lanes on sm_80+), cuda.herk_h3 (f16-split GEMM on Hopper, the default from
+// 256 real lanes) and cuda.herk_i8 (ci8 on the integer tensor cores of Hopper) at 1..1024
+// channels, batches, windows.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -109,6 +112,74 @@ TEST(CovArrayCuda, Onepass32Windows) {
   for (const Device& d : devs)
     for (DType t : kFloatTypes)
       test::check_cov_windows(d, "cuda.onepass32", t, t == DType::c64 ? 16 : 32);
+}
+
+// cuda.herk_i8 where the GPU has wgmma (refused with the reason elsewhere): every channel
+// count, layouts, batches (exact: checked to 1e-12 against the float64 oracle).
+TEST(CovArrayCuda, HerkI8EveryChannelCount) {
+  REQUIRE_CUDA(devs);
+  for (const Device& d : devs) {
+    const CovDesc ci8{64, 1000, SampleLayout::Planar, 1, DType::ci8};
+    if (!d.caps.has(Cap::wgmma_sm90a)) {
+      EXPECT_THROW(choose_cov(d, ci8, "cuda.herk_i8"), Unsupported) << d.id;
+      continue;
+    }
+    test::check_cov_kernel(d, "cuda.herk_i8", {DType::ci8});
+    EXPECT_THROW(choose_cov(d, CovDesc{64, 1000}, "cuda.herk_i8"), Unsupported);  // f32
+  }
+}
+
+// Sums past int32: samples at the int8 extremes over more than one GEMM launch (2^24 samples)
+// and many int32 ranges, against sums done exactly here (int64, the last step in __int128: a
+// float64 two-pass oracle drifts by 1e-10 over 2^24 samples); then random runs and batches.
+TEST(CovArrayCuda, HerkI8ExtremesAndLongRuns) {
+  REQUIRE_CUDA(devs);
+  for (const Device& d : devs) {
+    if (!d.caps.has(Cap::wgmma_sm90a)) continue;
+    const std::int64_t C = 2, N = (1LL << 24) + 4099;
+    test::CovSamples s =
+        test::make_cov_samples(SignalKind::Random, DType::ci8, C, N, SampleLayout::Planar);
+    auto* x = reinterpret_cast<std::int8_t*>(s.bytes.data());
+    for (std::int64_t n = 0; n < N; ++n) {
+      const bool third = n % 3 == 0;
+      x[2 * n] = -128;  // channel 0: (-128, -128) or (-128, 127)
+      x[2 * n + 1] = third ? 127 : -128;
+      x[2 * (N + n)] = third ? -128 : 127;  // channel 1: (-128, -128) or (127, -128)
+      x[2 * (N + n) + 1] = -128;
+    }
+    // R_ij = (N sum x_i conj(x_j) - sum x_i conj(sum x_j)) / (N (N - 1)), numerators exact.
+    std::int64_t sre[C] = {}, sim[C] = {}, qre[C][C] = {}, qim[C][C] = {};
+    for (std::int64_t n = 0; n < N; ++n)
+      for (std::int64_t i = 0; i < C; ++i) {
+        const std::int64_t ar = x[2 * (i * N + n)], ai = x[2 * (i * N + n) + 1];
+        sre[i] += ar;
+        sim[i] += ai;
+        for (std::int64_t j = 0; j < C; ++j) {
+          const std::int64_t br = x[2 * (j * N + n)], bi = x[2 * (j * N + n) + 1];
+          qre[i][j] += ar * br + ai * bi;
+          qim[i][j] += ai * br - ar * bi;
+        }
+      }
+    CovOptions o;
+    o.kernel = "cuda.herk_i8";
+    const CovResult got = covariance(d, s.view, o);
+    const long double den = static_cast<long double>(N) * static_cast<long double>(N - 1);
+    for (std::int64_t i = 0; i < C; ++i)
+      for (std::int64_t j = 0; j < C; ++j) {
+        const __int128 re =
+            __int128(N) * qre[i][j] - (__int128(sre[i]) * sre[j] + __int128(sim[i]) * sim[j]);
+        const __int128 im =
+            __int128(N) * qim[i][j] - (__int128(sim[i]) * sre[j] - __int128(sre[i]) * sim[j]);
+        const double want_re = double(static_cast<long double>(re) / den);
+        const double want_im = double(static_cast<long double>(im) / den);
+        EXPECT_NEAR(got.cov[i * C + j], want_re, 1e-13 * std::abs(want_re) + 1e-9) << i << j;
+        EXPECT_NEAR(got.cov_im[i * C + j], want_im, 1e-13 * std::abs(want_im) + 1e-9) << i << j;
+      }
+    test::check_cov_case(d, "cuda.herk_i8", SignalKind::Random, DType::ci8, 40, 300007,
+                         SampleLayout::Interleaved);
+    test::check_cov_case(d, "cuda.herk_i8", SignalKind::Offset, DType::ci8, 130, 5003,
+                         SampleLayout::Planar, 3);
+  }
 }
 
 TEST(CovArrayCuda, HerkEveryTypeAndChannelCount) {
@@ -340,6 +411,10 @@ TEST(CovArrayCuda, TiledIsTheDefaultPastTheOnePassKernels) {
     EXPECT_EQ(choose_cov(d, CovDesc{10, 1000, SampleLayout::Planar, 1, DType::f32, 4}).kernel,
               "cuda.onepass32");
     EXPECT_EQ(choose_cov(d, CovDesc{64, 1000, SampleLayout::Planar, 1, DType::ci8}).kernel,
+              d.caps.has(Cap::wgmma_sm90a) ? "cuda.herk_i8" : "cuda.herk");
+    EXPECT_EQ(choose_cov(d, CovDesc{8, 1000, SampleLayout::Planar, 1, DType::ci8}).kernel,
+              "cuda.herk");
+    EXPECT_EQ(choose_cov(d, CovDesc{64, 4096, SampleLayout::Planar, 1, DType::ci8, 16}).kernel,
               "cuda.herk");
   }
 }
