@@ -48,6 +48,11 @@ struct CovKernelInfo {
   std::int64_t max_channels = 0;    // 0 = any
   ParamSpace params;
   bool baseline = false;  // a vendor library (cuBLAS), not one of ours
+  // What the lane products run on, for the bench's compute floor: "" the SIMT f32 units, else
+  // the Device::tensor_peaks entry ("tf32", "f16", "i8"), `products` tensor-core products per
+  // lane product (3 for split operands: big*big + big*small + small*big).
+  std::string tensor_peak;
+  int products = 1;
 };
 
 // The kernels compiled in for a device's backend, in ladder order (rung, then name).

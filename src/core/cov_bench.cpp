@@ -39,15 +39,24 @@ void check_view(const SamplesView& s) {
                           std::to_string(need));
 }
 
+// The compute floor: the flops at the peak of the units the kernel's products run on (the SIMT
+// f32 peak, integer samples too, unless it names a tensor-core peak); 0 when that is unknown.
+double compute_floor_ms(const Device& dev, const CovKernelInfo& k, const CovDesc& d) {
+  double peak = dev.peak_gflops_f32;
+  if (!k.tensor_peak.empty()) {
+    peak = 0;
+    for (const auto& [name, gflops] : dev.tensor_peaks)
+      if (name == k.tensor_peak) peak = gflops / std::max(1, k.products);
+  }
+  return peak > 0 ? d.flops() / (peak * 1e6) : 0;
+}
+
 CovBenchRecord base_record(const Device& dev, const CovDesc& d) {
   CovBenchRecord r;
   r.type = std::string(to_string(d.type));
   r.batch = d.batch;
   r.flops = d.flops();
-  // The compute floor: the flops at the device's SIMT f32 peak (integer samples too: their
-  // kernels run at about the same rate); 0 when the peak is unknown.
-  const double peak = dev.peak_gflops_f32;
-  r.compute_floor_ms = peak > 0 ? d.flops() / (peak * 1e6) : 0;
+  r.compute_floor_ms = compute_floor_ms(dev, CovKernelInfo{}, d);
   r.device = dev.id;
   r.device_name = dev.name;
   r.channels = d.channels;
@@ -200,6 +209,7 @@ CovBenchRecord bench_cov(const Device& device, const std::string& kernel,
   }
   const CovKernel& k = find_cov_kernel(device, choice.kernel);
   r.kernel = k.name;
+  r.compute_floor_ms = compute_floor_ms(device, k, desc);
   r.baseline = k.baseline;
   r.params = choice.params;
   r.params_source = choice.source;

@@ -639,6 +639,8 @@ CovKernel herk_tc_kernel() {
       "as three tf32 MMAs (float accuracy), float64 merge; f32 and cf32, sm_80+";
   k.rung = 3;
   k.sample_types = {DType::f32, DType::c64};
+  k.tensor_peak = "tf32";
+  k.products = 3;
   k.params.params = {
       param("FLUSH", 16, {4, 8, 16}, 1, 16,
             "32-sample chunks per float sum before it is added in float64 (<= 512 products)"),
@@ -677,6 +679,8 @@ CovKernel herk_h3_kernel() {
       "fresh accumulator per 64 samples, split-K ranges); f32 and cf32, sm_90a";
   k.rung = 4;
   k.sample_types = {DType::f32, DType::c64};
+  k.tensor_peak = "f16";
+  k.products = 3;
   k.params.params = {param("SPLITK", 0, {0, 8, 16, 32}, 0, 256,
                            "sample ranges (split-K; 0: ranges of at most 8192 samples that fill "
                            "the SMs once)")};

@@ -249,6 +249,7 @@ CovKernel herk_i8_kernel() {
       "samples, the ranges added in int64; exact; ci8, batches, sm_90a";
   k.rung = 4;
   k.sample_types = {DType::ci8};
+  k.tensor_peak = "i8";
   k.preference = 7;  // above cuda.herk (5) for ci8 where the GPU has wgmma
   // From 16 channels (H100, session 13: 32 x 1M 0.130 ms against cuda.herk's 0.680); batches
   // run a planes pass, a GEMM and a range sum each (1024 x 64 x 4096: 14.4 ms against 8.6).

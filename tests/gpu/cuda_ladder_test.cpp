@@ -225,6 +225,22 @@ TEST(CudaRegistry, LadderOrderAndCovarianceKernels) {
             dev.caps.has(Cap::mma_sm80) ? "cuda.herk_tc" : "cuda.herk");
 }
 
+// The tensor-core covariance kernels name a tensor peak the device describes (a misspelt one
+// would leave their bench rows without a compute floor).
+TEST(CudaRegistry, CovarianceTensorPeaksAreDescribed) {
+  const Device dev = described_gpu();
+  int named = 0;
+  for (const CovKernelInfo& k : cov_kernels(dev)) {
+    if (k.tensor_peak.empty()) continue;
+    ++named;
+    bool found = false;
+    for (const auto& [name, gflops] : dev.tensor_peaks) found = found || (name == k.tensor_peak);
+    EXPECT_TRUE(found) << k.name << " names " << k.tensor_peak;
+    EXPECT_GE(k.products, 1) << k.name;
+  }
+  EXPECT_GE(named, 3);  // cuda.herk_tc, cuda.herk_h3, cuda.herk_i8
+}
+
 TEST(CudaBaseline, EveryTypeHasACublasEntry) {
   const Device dev = described_gpu();
   const GemmKernel& k = find_gemm_kernel(dev, "cuda.cublas");
