@@ -1,6 +1,7 @@
 // cuda.onepass32: one pass over up to 32 real lanes (32 real or 16 complex channels), where one
-// thread cannot hold all 528 lane pairs: four warps (roles) share each sample's pairs, samples
-// staged by cp.async, float sums flushed to float64 per lane by a warp reduce-scatter.
+// thread cannot hold all 528 lane pairs: four warps (roles) share each sample's pairs; up to 16
+// lanes one warp holds all 136. Samples staged by cp.async, float sums flushed to float64 per
+// lane by a warp reduce-scatter.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -17,25 +18,35 @@ namespace kafel::cuda {
 
 namespace {
 
-constexpr int kLanes = 32;  // real lanes per block; the shape's lanes first, the rest read zero
-constexpr int kRoles = 4;
-// One resident block of 8 warps per SM, warp w in role w % 4: each SM sub-partition (w % 4) then
-// runs one role's code. Two blocks of 4 warps mixed the roles on the sub-partitions, and 4 roles'
-// unrolled code missed the instruction cache (H100: 5 of 7.3 cycles per instruction stalled).
-constexpr int kGroups = 2;            // sample groups: 2 samples per thread per stage each
-constexpr int kStage = 64 * kGroups;  // samples per ring stage (rows padded to whole stages)
-constexpr int kStages = 4;            // ring depth: three stages in flight while one is summed
-constexpr int kWarps = kRoles * kGroups;
-constexpr int kThreads = 32 * kWarps;
-constexpr int kPairs = kLanes * (kLanes + 1) / 2;
-constexpr int kW = kLanes + kPairs;  // doubles per partial: lane sums, then packed lane pairs
-constexpr int kStageFloats = kLanes * kStage;
+constexpr int kMaxLanes = 32;
+// Ring depth: three stages in flight while one is summed (eight measured no faster: H100, 16
+// lanes x 4M samples with DRAM at 80 % of its peak).
+constexpr int kStages = 4;
+constexpr int kThreads = 256;
+
+// One resident block of 8 warps per SM, warp w in role w % ROLES of sample group w / ROLES; each
+// SM sub-partition (w % 4) then runs one role's code. (Two blocks of 4 warps mixed the roles on
+// the sub-partitions, and 4 roles' unrolled code missed the instruction cache: H100, 5 of 7.3
+// cycles per instruction stalled.) LANES real lanes per block: the shape's first, the rest zero.
+template <int LANES, int ROLES, int PER_THREAD>
+struct Shape {
+  static constexpr int lanes = LANES, roles = ROLES, per_thread = PER_THREAD;
+  static constexpr int groups = kThreads / 32 / ROLES;
+  static constexpr int stage = 32 * PER_THREAD * groups;  // samples per ring stage
+  static constexpr int stage_floats = LANES * stage;
+  static constexpr int pairs = LANES * (LANES + 1) / 2;
+  static constexpr int w = LANES + pairs;  // doubles per partial: lane sums, then packed pairs
+};
+using Wide = Shape<32, 4, 2>;    // 17..32 lanes: four roles, 2 samples per thread per stage
+using Narrow = Shape<16, 1, 1>;  // up to 16 lanes: one role, 1 sample per thread per stage
+static_assert(Wide::stage_floats == Narrow::stage_floats, "one ring size");
 
 // What one warp sums for every sample: lane pairs (a, b), rows a in [R0, R1), columns b in
-// [C0, C1) (on a diagonal block only b <= a, and the rows' lane sums too). The four roles
-// cover the 32-lane lower triangle once: two 16 x 16 triangles (136 pairs + 16 sums each) and
-// two 8 x 16 rectangles (128 pairs), so the warps do nearly equal work per sample.
-template <int R0, int R1, int C0, int C1>
+// [C0, C1) (on a diagonal block only b <= a, and the rows' lane sums too), in a partial of
+// LANES lanes. The four roles of 32 lanes cover the lower triangle once: two 16 x 16 triangles
+// (136 pairs + 16 sums each) and two 8 x 16 rectangles (128 pairs), so the warps do nearly
+// equal work per sample; 16 lanes are one triangle.
+template <int LANES, int R0, int R1, int C0, int C1>
 struct Role {
   static constexpr bool diagonal = R0 == C0;
   static constexpr int rows = R1 - R0, cols = C1 - C0;
@@ -47,7 +58,7 @@ struct Role {
   __host__ __device__ static constexpr int lane(int i) {
     return diagonal ? R0 + i : i < cols ? C0 + i : R0 + i - cols;
   }
-  // Where value t goes in a partial: pairs at kLanes + a(a+1)/2 + b, lane sums at the lane.
+  // Where value t goes in a partial: pairs at LANES + a(a+1)/2 + b, lane sums at the lane.
   __device__ static int slot(int t) {
     if (t >= pairs) return R0 + t - pairs;
     int a = 0, b = 0;
@@ -60,14 +71,16 @@ struct Role {
       a = R0 + t / cols;
       b = C0 + t % cols;
     }
-    return kLanes + a * (a + 1) / 2 + b;
+    return LANES + a * (a + 1) / 2 + b;
   }
 };
-using Role0 = Role<0, 16, 0, 16>;
-using Role1 = Role<16, 32, 16, 32>;
-using Role2 = Role<16, 24, 0, 16>;
-using Role3 = Role<24, 32, 0, 16>;
-static_assert(Role0::pairs + Role1::pairs + Role2::pairs + Role3::pairs == kPairs);
+using Role0 = Role<32, 0, 16, 0, 16>;
+using Role1 = Role<32, 16, 32, 16, 32>;
+using Role2 = Role<32, 16, 24, 0, 16>;
+using Role3 = Role<32, 24, 32, 0, 16>;
+static_assert(Role0::pairs + Role1::pairs + Role2::pairs + Role3::pairs == Wide::pairs);
+using RoleAll16 = Role<16, 0, 16, 0, 16>;
+static_assert(RoleAll16::pairs == Narrow::pairs);
 
 struct Onepass32Args {
   const float* x = nullptr;  // channel c of batch b at x + (b * channels + c) * pitch
@@ -77,22 +90,22 @@ struct Onepass32Args {
   long long chunks = 0;  // stages per row
   long long batches = 1;
   int flush = 32;             // stages summed in float before the warp adds them in float64
-  float* pilot = nullptr;     // batch x kLanes
-  double* partial = nullptr;  // batch x gridDim.x x kGroups x kW
+  float* pilot = nullptr;     // batch x lanes (the shape's: 16 or 32)
+  double* partial = nullptr;  // batch x gridDim.x x groups x w
 };
 
-// Lane k, sample s of a ring stage: channel rows of kStage * COMPS floats (complex: re, im).
-template <int COMPS>
+// Lane k, sample s of a ring stage: channel rows of S::stage * COMPS floats (complex: re, im).
+template <class S, int COMPS>
 __device__ __forceinline__ const float* stage_at(const float* st, int k, int s) {
-  return st + (k / COMPS) * (kStage * COMPS) + s * COMPS + k % COMPS;
+  return st + (k / COMPS) * (S::stage * COMPS) + s * COMPS + k % COMPS;
 }
 
 // Chunk `chunk` of every channel row into stage `st`: 16-byte pieces, all threads. A thread
 // always copies the same piece of rows r0, r0 + rows_per_pass, ... (a few instructions a piece).
-template <int COMPS>
+template <class S, int COMPS>
 __device__ __forceinline__ void copy_chunk(const Onepass32Args& a, const float* xb, long long chunk,
                                            float* st) {
-  constexpr int row = kStage * COMPS, per_row = row / 4, rows_per_pass = kThreads / per_row;
+  constexpr int row = S::stage * COMPS, per_row = row / 4, rows_per_pass = kThreads / per_row;
   static_assert(kThreads % per_row == 0);
   const int r0 = threadIdx.x / per_row, piece = (threadIdx.x % per_row) * 4;
   const float* src = xb + r0 * a.pitch + chunk * row + piece;
@@ -106,13 +119,13 @@ __device__ __forceinline__ void copy_chunk(const Onepass32Args& a, const float* 
 }
 
 // One sample of the role's pairs (and lane sums) into the float sums v.
-template <class R, int COMPS>
+template <class S, class R, int COMPS>
 __device__ __forceinline__ void accumulate(const float* st, int s, const float (&p)[R::inputs],
                                            float (&v)[R::padded]) {
   float y[R::inputs];
 #pragma unroll
   for (int i = 0; i < R::inputs; i += COMPS) {
-    const float* at = stage_at<COMPS>(st, R::lane(i), s);
+    const float* at = stage_at<S, COMPS>(st, R::lane(i), s);
     if constexpr (COMPS == 2) {
       const float2 t = *reinterpret_cast<const float2*>(at);
       y[i] = t.x - p[i];
@@ -164,11 +177,11 @@ __device__ __forceinline__ void flush(float (&v)[N], double (&d)[N / 32], int la
 // One warp's part of a block in one batch: its role's sums over its group's samples of chunks
 // [c0, c1), the ring shared with the other warps (every warp runs the same loop, so the block
 // barriers match).
-template <class R, int COMPS>
+template <class S, class R, int COMPS>
 __device__ __forceinline__ void sum_chunks(const Onepass32Args& a, const float* xb, float* ring,
                                            const float* sp, long long c0, long long c1,
                                            double* out) {
-  const int lane = threadIdx.x & 31, group = threadIdx.x / (32 * kRoles);
+  const int lane = threadIdx.x & 31, group = threadIdx.x / (32 * S::roles);
   float p[R::inputs], v[R::padded];
   double d[R::padded / 32];
 #pragma unroll
@@ -179,7 +192,7 @@ __device__ __forceinline__ void sum_chunks(const Onepass32Args& a, const float* 
   for (int j = 0; j < R::padded / 32; ++j) d[j] = 0.0;
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (c0 + s < c1) copy_chunk<COMPS>(a, xb, c0 + s, ring + s * kStageFloats);
+    if (c0 + s < c1) copy_chunk<S, COMPS>(a, xb, c0 + s, ring + s * S::stage_floats);
     herk_tc::cp_commit();
   }
   int summed = 0;
@@ -187,14 +200,15 @@ __device__ __forceinline__ void sum_chunks(const Onepass32Args& a, const float* 
     herk_tc::cp_wait<kStages - 2>();
     __syncthreads();  // chunk c landed for every thread; chunk c - 1's stage is free again
     const long long next = c + kStages - 1;
-    if (next < c1) copy_chunk<COMPS>(a, xb, next, ring + ((next - c0) % kStages) * kStageFloats);
+    if (next < c1)
+      copy_chunk<S, COMPS>(a, xb, next, ring + ((next - c0) % kStages) * S::stage_floats);
     herk_tc::cp_commit();
-    const float* st = ring + ((c - c0) % kStages) * kStageFloats;
-    const long long first = c * kStage;
+    const float* st = ring + ((c - c0) % kStages) * S::stage_floats;
+    const long long first = c * S::stage;
 #pragma unroll 1
-    for (int j = 0; j < kStage / kGroups / 32; ++j) {
-      const int s = group * (kStage / kGroups) + lane + 32 * j;
-      if (first + s < a.n) accumulate<R, COMPS>(st, s, p, v);  // rows are padded past n
+    for (int j = 0; j < S::per_thread; ++j) {
+      const int s = (group * S::per_thread + j) * 32 + lane;
+      if (first + s < a.n) accumulate<S, R, COMPS>(st, s, p, v);  // rows are padded past n
     }
     if (++summed == a.flush) {
       flush(v, d, lane);
@@ -211,8 +225,7 @@ __device__ __forceinline__ void sum_chunks(const Onepass32Args& a, const float* 
 }
 
 // The pilot every one-pass kernel shifts by (the first kPilotSamples samples summed in order in
-// float, then divided), for lane tid < kLanes; 0 past the shape's lanes. Every block finds the
-// same one.
+// float, then divided), for lane tid; 0 past the shape's lanes. Every block finds the same one.
 template <int COMPS>
 __device__ __forceinline__ float lane_pilot(const Onepass32Args& a, const float* xb, int tid) {
   if (tid >= a.channels * COMPS) return 0.0f;
@@ -227,85 +240,115 @@ __device__ __forceinline__ float lane_pilot(const Onepass32Args& a, const float*
 }
 
 // One warp's role in every batch of its grid row: batches blockIdx.y, + gridDim.y, ...; chunks
-// [chunks*x/gx, chunks*(x+1)/gx) of each, written to partial (b * gx + x) * kGroups + group.
-template <class R, int COMPS>
+// [chunks*x/gx, chunks*(x+1)/gx) of each, written to partial (b * gx + x) * groups + group.
+template <class S, class R, int COMPS>
 __device__ __forceinline__ void run_role(const Onepass32Args& a, float* ring, float* sp) {
   const long long gx = gridDim.x;
   const long long c0 = a.chunks * blockIdx.x / gx, c1 = a.chunks * (blockIdx.x + 1) / gx;
-  const int tid = threadIdx.x, group = tid / (32 * kRoles);
+  const int tid = threadIdx.x, group = tid / (32 * S::roles);
   for (long long b = blockIdx.y; b < a.batches; b += gridDim.y) {
     const float* xb = a.x + b * a.channels * a.pitch;
     __syncthreads();  // the previous batch's pilots are no longer read
-    if (tid < kLanes) {
+    if (tid < S::lanes) {
       sp[tid] = lane_pilot<COMPS>(a, xb, tid);
-      if (blockIdx.x == 0) a.pilot[b * kLanes + tid] = sp[tid];
+      if (blockIdx.x == 0) a.pilot[b * S::lanes + tid] = sp[tid];
     }
     __syncthreads();
-    sum_chunks<R, COMPS>(a, xb, ring, sp, c0, c1,
-                         a.partial + ((b * gx + blockIdx.x) * kGroups + group) * kW);
+    sum_chunks<S, R, COMPS>(a, xb, ring, sp, c0, c1,
+                            a.partial + ((b * gx + blockIdx.x) * S::groups + group) * S::w);
   }
 }
 
-// Warp w takes role w % 4 of sample group w / 4 in every batch of the block's grid row.
-template <int COMPS>
+// Warp w takes role w % S::roles of sample group w / S::roles in every batch of the block's grid
+// row.
+template <class S, int COMPS>
 __global__ void __launch_bounds__(kThreads, 1) cov_onepass32(Onepass32Args a) {
   extern __shared__ float4 ring4[];
   float* ring = reinterpret_cast<float*>(ring4);
-  __shared__ float sp[kLanes];
+  __shared__ float sp[S::lanes];
   // Rows past the shape's channels are never copied: zero in every stage.
-  for (int i = threadIdx.x; i < kStages * kStageFloats; i += kThreads) ring[i] = 0.0f;
-  switch (threadIdx.x / 32 % kRoles) {
-    case 0:
-      run_role<Role0, COMPS>(a, ring, sp);
-      break;
-    case 1:
-      run_role<Role1, COMPS>(a, ring, sp);
-      break;
-    case 2:
-      run_role<Role2, COMPS>(a, ring, sp);
-      break;
-    default:
-      run_role<Role3, COMPS>(a, ring, sp);
+  for (int i = threadIdx.x; i < kStages * S::stage_floats; i += kThreads) ring[i] = 0.0f;
+  if constexpr (S::roles == 1) {
+    run_role<S, RoleAll16, COMPS>(a, ring, sp);
+  } else {
+    switch (threadIdx.x / 32 % S::roles) {
+      case 0:
+        run_role<S, Role0, COMPS>(a, ring, sp);
+        break;
+      case 1:
+        run_role<S, Role1, COMPS>(a, ring, sp);
+        break;
+      case 2:
+        run_role<S, Role2, COMPS>(a, ring, sp);
+        break;
+      default:
+        run_role<S, Role3, COMPS>(a, ring, sp);
+    }
   }
 }
 
-// merged[i] = sum over blocks g of partial[(b * groups + g) * kW + v], i = b * kW + v, one
-// thread per value, in order (deterministic).
-__global__ void cov_onepass32_merge(const double* __restrict__ partial, int groups, long long count,
-                                    double* __restrict__ merged) {
-  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+// merged[i] = sum over blocks g of partial[(b * groups + g) * w + v], i = b * w + v, in a fixed
+// order (deterministic). Few partials per value: one thread per value. Many (a grid across the
+// samples: 1056 for 16 lanes): one warp per value, lane l adding partials l, l + 32, ..., then a
+// shuffle tree; one thread looping over 1056 of them took ~80 us.
+template <bool WARP>
+__global__ void cov_onepass32_merge(const double* __restrict__ partial, int groups, int w,
+                                    long long count, double* __restrict__ merged) {
+  const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const long long i = WARP ? t / 32 : t;
   if (i >= count) return;
-  const long long b = i / kW, v = i % kW;
-  const double* part = partial + b * groups * kW + v;
+  const int lane = WARP ? static_cast<int>(t % 32) : 0, step = WARP ? 32 : 1;
+  const long long b = i / w, v = i % w;
+  const double* part = partial + b * groups * w + v;
   double s = 0;
-  for (int g = 0; g < groups; ++g) s += part[static_cast<long long>(g) * kW];
+  for (int g = lane; g < groups; g += step) s += part[static_cast<long long>(g) * w];
+  if constexpr (WARP) {
+    for (int o = 16; o > 0; o /= 2) s += __shfl_down_sync(0xffffffffu, s, o);
+    if (lane != 0) return;
+  }
   merged[i] = s;
 }
 
-constexpr std::size_t kRingBytes = std::size_t(kStages) * kStageFloats * sizeof(float);
+constexpr std::size_t kRingBytes = std::size_t(kStages) * Wide::stage_floats * sizeof(float);
+
+using KernelFn = void (*)(Onepass32Args);
+
+// The launch geometry of a shape and its kernel for the sample type.
+struct Geometry {
+  int lanes = 0, groups = 0, stage = 0, w = 0;
+  KernelFn kernel = nullptr;
+};
+template <class S>
+Geometry geometry(bool complex) {
+  return {S::lanes, S::groups, S::stage, S::w,
+          complex ? &cov_onepass32<S, 2> : &cov_onepass32<S, 1>};
+}
 constexpr int kFloorBlocks = 2048;  // blocks of the read pass (the floor's own kernel)
 
 class Onepass32Plan : public CovPlan {
  public:
   Onepass32Plan(const Device& dev, const CovDesc& d, const Params& p)
-      : ordinal_(ordinal_of(dev)), guard_(ordinal_), desc_(d), flush_(int(p.at("FLUSH"))) {
+      : ordinal_(ordinal_of(dev)),
+        guard_(ordinal_),
+        desc_(d),
+        flush_(int(p.at("FLUSH"))),
+        g_(d.lanes() <= Narrow::lanes ? geometry<Narrow>(d.complex())
+                                      : geometry<Wide>(d.complex())) {
     const int comps = d.complex() ? 2 : 1;
-    chunks_ = (d.samples + kStage - 1) / kStage;
-    pitch_ = chunks_ * kStage * comps;
+    chunks_ = (d.samples + g_.stage - 1) / g_.stage;
+    pitch_ = chunks_ * g_.stage * comps;
     const std::int64_t blocks = std::int64_t(device_props(ordinal_).sm_count) * p.at("BPS");
     // A grid of about `blocks`: rows of batches (each row takes every rows-th batch), and blocks
     // along the samples where there are fewer batches than that.
     rows_ = int(std::min<std::int64_t>({d.batch, blocks, 65535}));
     blocks_ = int(std::clamp<std::int64_t>(blocks / d.batch, 1, chunks_));
     partial_ =
-        DeviceBuffer(std::size_t(d.batch * blocks_ * kGroups * kW) * 8, "covariance partials");
-    merged_ = DeviceBuffer(std::size_t(d.batch * kW) * 8, "covariance sums");
-    pilot_ = DeviceBuffer(std::size_t(d.batch * kLanes) * 4, "covariance pilot");
+        DeviceBuffer(std::size_t(d.batch * blocks_ * g_.groups * g_.w) * 8, "covariance partials");
+    merged_ = DeviceBuffer(std::size_t(d.batch * g_.w) * 8, "covariance sums");
+    pilot_ = DeviceBuffer(std::size_t(d.batch * g_.lanes) * 4, "covariance pilot");
     sink_ = DeviceBuffer(kFloorBlocks * 4, "read pass sink");
-    KAFEL_CUDA_CHECK(cudaFuncSetAttribute(cov_onepass32<1>,
-                                          cudaFuncAttributeMaxDynamicSharedMemorySize, kRingBytes));
-    KAFEL_CUDA_CHECK(cudaFuncSetAttribute(cov_onepass32<2>,
-                                          cudaFuncAttributeMaxDynamicSharedMemorySize, kRingBytes));
+    KAFEL_CUDA_CHECK(
+        cudaFuncSetAttribute(g_.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kRingBytes));
   }
 
   void load(const CovArgs& a, int slots) override {
@@ -334,14 +377,18 @@ class Onepass32Plan : public CovPlan {
     const dim3 grid{unsigned(blocks_), unsigned(rows_), 1u};
     EventTimer t;
     t.start(stream_);
-    if (desc_.complex())
-      cov_onepass32<2><<<grid, kThreads, kRingBytes, stream_>>>(a);
-    else
-      cov_onepass32<1><<<grid, kThreads, kRingBytes, stream_>>>(a);
+    g_.kernel<<<grid, kThreads, kRingBytes, stream_>>>(a);
     KAFEL_CUDA_CHECK_LAUNCH("cov_onepass32");
-    const long long values = desc_.batch * kW;
-    cov_onepass32_merge<<<unsigned((values + kThreads - 1) / kThreads), kThreads, 0, stream_>>>(
-        partial_.as<double>(), blocks_ * kGroups, values, merged_.as<double>());
+    const long long values = desc_.batch * g_.w;
+    const int groups = blocks_ * g_.groups;
+    if (groups > 64)
+      cov_onepass32_merge<true>
+          <<<unsigned((values * 32 + kThreads - 1) / kThreads), kThreads, 0, stream_>>>(
+              partial_.as<double>(), groups, g_.w, values, merged_.as<double>());
+    else
+      cov_onepass32_merge<false>
+          <<<unsigned((values + kThreads - 1) / kThreads), kThreads, 0, stream_>>>(
+              partial_.as<double>(), groups, g_.w, values, merged_.as<double>());
     KAFEL_CUDA_CHECK_LAUNCH("cov_onepass32_merge");
     t.stop(stream_);
     return t.ms();
@@ -351,17 +398,18 @@ class Onepass32Plan : public CovPlan {
     DeviceGuard g(ordinal_);
     stream_.synchronize();
     const std::int64_t nb = desc_.batch;
-    std::vector<double> merged(std::size_t(nb * kW));
-    std::vector<float> pilot(std::size_t(nb * kLanes));
+    const int lanes = g_.lanes;
+    std::vector<double> merged(std::size_t(nb * g_.w));
+    std::vector<float> pilot(std::size_t(nb * lanes));
     merged_.download(merged.data(), merged.size() * 8);
     pilot_.download(pilot.data(), pilot.size() * 4);
     out.reset(desc_);
-    std::vector<double> p(kLanes);
+    std::vector<double> p(lanes);
     for (std::int64_t b = 0; b < nb; ++b) {
-      for (int k = 0; k < kLanes; ++k) p[k] = pilot[b * kLanes + k];
-      const double* m = merged.data() + b * kW;
+      for (int k = 0; k < lanes; ++k) p[k] = pilot[b * lanes + k];
+      const double* m = merged.data() + b * g_.w;
       // Packed rows are the same for any lane count: the shape's lanes come first.
-      moments_from_lanes(desc_, b, p.data(), m, m + kLanes, out);
+      moments_from_lanes(desc_, b, p.data(), m, m + lanes, out);
     }
   }
 
@@ -384,6 +432,7 @@ class Onepass32Plan : public CovPlan {
   DeviceGuard guard_;
   CovDesc desc_;
   int flush_ = 32, blocks_ = 1, rows_ = 1;
+  Geometry g_;
   std::int64_t chunks_ = 0, pitch_ = 0;
   Stream stream_;
   DeviceBuffer partial_, merged_, pilot_, sink_;
@@ -395,17 +444,17 @@ CovKernel onepass32_kernel() {
   k.name = "cuda.onepass32";
   k.summary =
       "one pass over up to 32 real lanes (32 real or 16 complex channels): four warps share "
-      "each sample's 528 lane pairs, 128-sample stages by cp.async, float sums flushed to "
-      "float64 by a warp reduce-scatter; f32 and cf32, batches";
+      "each sample's 528 lane pairs (one warp all 136 up to 16 lanes), stages by cp.async, "
+      "float sums flushed to float64 by a warp reduce-scatter; f32 and cf32, batches";
   k.rung = 2;
   k.sample_types = {DType::f32, DType::c64};
   k.params.params = {
       param("FLUSH", 32, {8, 16, 32}, 1, 64,
-            "128-sample stages per float sum (each thread adds 2 samples per stage) before the "
-            "warp adds it in float64"),
+            "stages per float sum (each thread adds 2 samples per stage past 16 lanes, 1 up to "
+            "16) before the warp adds it in float64"),
       param("BPS", 1, {1, 2, 4}, 1, 8,
             "blocks per SM in the grid (one is resident: ~240 registers per thread)")};
-  k.max_channels = kLanes;
+  k.max_channels = kMaxLanes;
   // Above the tiled kernels (cuda.herk_tc 6, cuda.herk_h3 7) within its 32 lanes, below
   // cuda.onepass (10), which keeps real blocks of up to 16 channels (docs/BENCHMARKS.md).
   k.preference = 8;
@@ -414,8 +463,8 @@ CovKernel onepass32_kernel() {
       return "cuda.onepass32 needs " + std::to_string(kRingBytes / 1024 + 1) +
              " KiB of shared memory per block (" + dev.id + " has " +
              std::to_string(dev.local_memory / 1024) + ")";
-    if (d.lanes() > kLanes)
-      return "cuda.onepass32 sums at most " + std::to_string(kLanes) +
+    if (d.lanes() > kMaxLanes)
+      return "cuda.onepass32 sums at most " + std::to_string(kMaxLanes) +
              " real lanes (32 real or 16 complex channels; got " + d.shape() + ")";
     return "";
   };

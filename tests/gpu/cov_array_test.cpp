@@ -75,9 +75,15 @@ TEST(CovArrayCuda, Onepass32LongRunsAndBatches) {
                          SampleLayout::Interleaved, 3);
     test::check_cov_case(d, "cuda.onepass32", SignalKind::Offset, DType::f32, 24, 4099,
                          SampleLayout::Planar, 300);
+    // Up to 16 lanes one warp holds every pair (the narrow shape).
+    test::check_cov_case(d, "cuda.onepass32", SignalKind::Offset, DType::c64, 8, 1048573,
+                         SampleLayout::Planar);
+    test::check_cov_case(d, "cuda.onepass32", SignalKind::Offset, DType::f32, 10, 1000003,
+                         SampleLayout::Interleaved, 2);
     for (std::int64_t flush : {1, 7})
-      test::check_cov_case(d, "cuda.onepass32", SignalKind::Offset, DType::c64, 9, 100003,
-                           SampleLayout::Planar, 1, 1e-6, Params{{"FLUSH", flush}, {"BPS", 1}});
+      for (std::int64_t c : {5, 9})
+        test::check_cov_case(d, "cuda.onepass32", SignalKind::Offset, DType::c64, c, 100003,
+                             SampleLayout::Planar, 1, 1e-6, Params{{"FLUSH", flush}, {"BPS", 1}});
   }
 }
 
@@ -88,7 +94,8 @@ TEST(CovArrayCuda, Onepass32NonFiniteSamples) {
   const std::int64_t N = 1000, bad = 5;
   for (const Device& d : devs)
     for (auto [t, C] :
-         {std::pair{DType::f32, std::int64_t(32)}, std::pair{DType::c64, std::int64_t(16)}})
+         {std::pair{DType::f32, std::int64_t(32)}, std::pair{DType::c64, std::int64_t(16)},
+          std::pair{DType::f32, std::int64_t(12)}, std::pair{DType::c64, std::int64_t(6)}})
       for (float v : {std::nanf(""), INFINITY, -INFINITY}) {
         test::CovSamples s =
             test::make_cov_samples(SignalKind::Random, t, C, N, SampleLayout::Planar);
