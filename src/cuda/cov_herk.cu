@@ -301,11 +301,7 @@ class CudaHerkPlan : public CovPlan {
     // The tensor-core kernel copies whole chunks per row: rows padded so they never leave one.
     if (tensor_cores_) pack_padded_planar(a, pitch_, packed);
     const void* src = tensor_cores_ ? packed.data() : tight_samples(a, packed);
-    x_.clear();
-    for (int s = 0; s < std::max(1, slots); ++s) {
-      x_.emplace_back(bytes(), "covariance samples");
-      x_.back().upload(src, bytes());
-    }
+    x_ = upload_slots(src, bytes(), slots);
   }
 
   double run(int slot) override {

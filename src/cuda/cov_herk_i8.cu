@@ -137,11 +137,7 @@ class HerkI8Plan : public CovPlan {
     DeviceGuard g(ordinal_);
     std::vector<char> packed;
     const void* src = tight_samples(a, packed);
-    x_.clear();
-    for (int s = 0; s < std::max(1, slots); ++s) {
-      x_.emplace_back(bytes(), "covariance samples");
-      x_.back().upload(src, bytes());
-    }
+    x_ = upload_slots(src, bytes(), slots);
   }
 
   double run(int slot) override {

@@ -355,11 +355,7 @@ class Onepass32Plan : public CovPlan {
     DeviceGuard g(ordinal_);
     std::vector<char> packed;
     pack_padded_planar(a, pitch_, packed);
-    x_.clear();
-    for (int s = 0; s < std::max(1, slots); ++s) {
-      x_.emplace_back(bytes(), "covariance samples");
-      x_.back().upload(packed.data(), bytes());
-    }
+    x_ = upload_slots(packed.data(), bytes(), slots);
   }
 
   double run(int slot) override {

@@ -2,6 +2,7 @@
 // channel row (cov_pack.hpp).
 #include "cuda/cov_pack.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "kafel/error.hpp"
@@ -51,6 +52,15 @@ const void* tight_samples(const CovArgs& a, std::vector<char>& packed) {
                   in + (b * v.tight_batch_stride() + l * v.tight_stride()) * es,
                   std::size_t(len * es));
   return packed.data();
+}
+
+std::vector<DeviceBuffer> upload_slots(const void* src, std::size_t bytes, int slots) {
+  std::vector<DeviceBuffer> x;
+  for (int s = 0; s < std::max(1, slots); ++s) {
+    x.emplace_back(bytes, "covariance samples");
+    x.back().upload(src, bytes);
+  }
+  return x;
 }
 
 }  // namespace kafel::cuda

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/cov_backend.hpp"
+#include "cuda/runtime.hpp"
 
 namespace kafel::cuda {
 
@@ -18,5 +19,8 @@ void pack_padded_planar(const CovArgs& a, std::int64_t pitch, std::vector<char>&
 // The samples of every batch as one tight array (desc.min_bytes(), layout kept): the caller's
 // memory when its strides are already tight, else a copy in `packed`.
 const void* tight_samples(const CovArgs& a, std::vector<char>& packed);
+
+// `slots` device copies (at least one) of `bytes` bytes at `src`: what a plan's load() keeps.
+std::vector<DeviceBuffer> upload_slots(const void* src, std::size_t bytes, int slots);
 
 }  // namespace kafel::cuda

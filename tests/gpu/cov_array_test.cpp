@@ -45,6 +45,30 @@ std::vector<Device> cuda_devices() {
   const std::vector<Device> devs = cuda_devices(); \
   if (devs.empty()) GTEST_SKIP() << "no CUDA device present"
 
+// Every registered covariance kernel (baselines aside), each sample type it takes, on a small
+// offset block: a new kernel is tested because it exists. Kernels the GPU cannot run say why.
+TEST(CovArrayCuda, EveryRegisteredKernelOnASmallBlock) {
+  REQUIRE_CUDA(devs);
+  for (const Device& d : devs)
+    for (const CovKernelInfo& k : cov_kernels(d)) {
+      if (k.baseline) continue;
+      for (DType t : k.sample_types) {
+        const std::int64_t c = k.max_channels ? std::min<std::int64_t>(k.max_channels, 5) : 5;
+        auto check = [&](SignalKind kind, std::int64_t n, SampleLayout l, std::int64_t batch) {
+          try {
+            choose_cov(d, CovDesc{c, n, l, 1, t, batch}, k.name);
+          } catch (const Unsupported& e) {
+            EXPECT_NE(std::string(e.what()), "") << k.name;  // refused, with the reason
+            return;
+          }
+          test::check_cov_case(d, k.name, kind, t, c, n, l, batch);
+        };
+        check(SignalKind::Offset, 1001, SampleLayout::Planar, 1);
+        check(SignalKind::Random, 333, SampleLayout::Interleaved, 2);
+      }
+    }
+}
+
 // Every channel count that fits 32 real lanes (real up to 32, complex up to 16), layouts,
 // batches, one sample; refused past 32 lanes.
 TEST(CovArrayCuda, Onepass32EveryChannelCountUpTo32Lanes) {
