@@ -129,6 +129,8 @@ struct CovKernel : CovKernelInfo {
   // channel-count crossover between a one-pass register kernel and a tiled one. Named
   // explicitly, the kernel runs any lane count (the bench measures both sides).
   std::int64_t min_default_lanes = 0;
+  // ... and only up to this many (0: no limit): where another kernel takes over above it.
+  std::int64_t max_default_lanes = 0;
   // With batches, the default only from this many samples per batch on (kernels that pay a
   // launch or two per batch); one block is not limited.
   std::int64_t min_default_batch_samples = 0;

@@ -325,6 +325,12 @@ Geometry geometry(bool complex) {
 }
 constexpr int kFloorBlocks = 2048;  // blocks of the read pass (the floor's own kernel)
 
+// What one block in flight needs on the device besides its samples: partials, merged sums and
+// pilots (a plan has one set; a stream one per slot).
+struct Sums {
+  DeviceBuffer partial, merged, pilot;
+};
+
 class Onepass32Plan : public CovPlan {
  public:
   Onepass32Plan(const Device& dev, const CovDesc& d, const Params& p)
@@ -342,10 +348,7 @@ class Onepass32Plan : public CovPlan {
     // along the samples where there are fewer batches than that.
     rows_ = int(std::min<std::int64_t>({d.batch, blocks, 65535}));
     blocks_ = int(std::clamp<std::int64_t>(blocks / d.batch, 1, chunks_));
-    partial_ =
-        DeviceBuffer(std::size_t(d.batch * blocks_ * g_.groups * g_.w) * 8, "covariance partials");
-    merged_ = DeviceBuffer(std::size_t(d.batch * g_.w) * 8, "covariance sums");
-    pilot_ = DeviceBuffer(std::size_t(d.batch * g_.lanes) * 4, "covariance pilot");
+    sums_ = make_sums();
     sink_ = DeviceBuffer(kFloorBlocks * 4, "read pass sink");
     KAFEL_CUDA_CHECK(
         cudaFuncSetAttribute(g_.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kRingBytes));
@@ -360,50 +363,84 @@ class Onepass32Plan : public CovPlan {
 
   double run(int slot) override {
     DeviceGuard g(ordinal_);
+    EventTimer t;
+    t.start(stream_);
+    enqueue(x_.at(slot).as<float>(), sums_, stream_);
+    t.stop(stream_);
+    return t.ms();
+  }
+
+  // The kernel over padded samples at x, then the merge, into `sums`, on `st`.
+  void enqueue(const float* x, const Sums& sums, cudaStream_t st) const {
     Onepass32Args a;
-    a.x = x_.at(slot).as<float>();
+    a.x = x;
     a.pitch = pitch_;
     a.channels = int(desc_.channels);
     a.n = desc_.samples;
     a.chunks = chunks_;
     a.flush = flush_;
-    a.pilot = pilot_.as<float>();
-    a.partial = partial_.as<double>();
+    a.pilot = sums.pilot.as<float>();
+    a.partial = sums.partial.as<double>();
     a.batches = desc_.batch;
     const dim3 grid{unsigned(blocks_), unsigned(rows_), 1u};
-    EventTimer t;
-    t.start(stream_);
-    g_.kernel<<<grid, kThreads, kRingBytes, stream_>>>(a);
+    g_.kernel<<<grid, kThreads, kRingBytes, st>>>(a);
     KAFEL_CUDA_CHECK_LAUNCH("cov_onepass32");
     const long long values = desc_.batch * g_.w;
     const int groups = blocks_ * g_.groups;
+    double* merged = sums.merged.as<double>();
     if (groups > 64)
       cov_onepass32_merge<true>
-          <<<unsigned((values * 32 + kThreads - 1) / kThreads), kThreads, 0, stream_>>>(
-              partial_.as<double>(), groups, g_.w, values, merged_.as<double>());
+          <<<unsigned((values * 32 + kThreads - 1) / kThreads), kThreads, 0, st>>>(
+              sums.partial.as<double>(), groups, g_.w, values, merged);
     else
-      cov_onepass32_merge<false>
-          <<<unsigned((values + kThreads - 1) / kThreads), kThreads, 0, stream_>>>(
-              partial_.as<double>(), groups, g_.w, values, merged_.as<double>());
+      cov_onepass32_merge<false><<<unsigned((values + kThreads - 1) / kThreads), kThreads, 0, st>>>(
+          sums.partial.as<double>(), groups, g_.w, values, merged);
     KAFEL_CUDA_CHECK_LAUNCH("cov_onepass32_merge");
-    t.stop(stream_);
-    return t.ms();
   }
+
+  Sums make_sums() const {
+    const CovDesc& d = desc_;
+    return {
+        DeviceBuffer(std::size_t(d.batch * blocks_ * g_.groups * g_.w) * 8, "covariance partials"),
+        DeviceBuffer(std::size_t(d.batch * g_.w) * 8, "covariance sums"),
+        DeviceBuffer(std::size_t(d.batch * g_.lanes) * 4, "covariance pilot")};
+  }
+
+  std::unique_ptr<CovStream> stream(int depth) override;
+
+  // The tight host block at `host` (planar) into the padded rows of x: one 2D copy on `st`.
+  void upload_async(const float* host, const DeviceBuffer& x, cudaStream_t st) const {
+    const std::size_t row = std::size_t(desc_.samples) * (desc_.complex() ? 2 : 1) * 4;
+    KAFEL_CUDA_CHECK(cudaMemcpy2DAsync(x.get(), std::size_t(pitch_) * 4, host, row, row,
+                                       std::size_t(desc_.batch * desc_.channels),
+                                       cudaMemcpyHostToDevice, st));
+  }
+
+  std::size_t result_bytes() const {
+    return std::size_t(desc_.batch) * (std::size_t(g_.w) * 8 + std::size_t(g_.lanes) * 4);
+  }
+  std::size_t bytes() const { return std::size_t(desc_.batch * desc_.channels * pitch_) * 4; }
+  int ordinal() const { return ordinal_; }
 
   void fetch(CovMoments& out) override {
     DeviceGuard g(ordinal_);
     stream_.synchronize();
+    std::vector<double> merged(std::size_t(desc_.batch * g_.w));
+    std::vector<float> pilot(std::size_t(desc_.batch * g_.lanes));
+    sums_.merged.download(merged.data(), merged.size() * 8);
+    sums_.pilot.download(pilot.data(), pilot.size() * 4);
+    to_moments(merged.data(), pilot.data(), out);
+  }
+
+  // Merged sums and pilots of every batch -> moments.
+  void to_moments(const double* merged, const float* pilot, CovMoments& out) const {
     const std::int64_t nb = desc_.batch;
     const int lanes = g_.lanes;
-    std::vector<double> merged(std::size_t(nb * g_.w));
-    std::vector<float> pilot(std::size_t(nb * lanes));
-    merged_.download(merged.data(), merged.size() * 8);
-    pilot_.download(pilot.data(), pilot.size() * 4);
     out.reset(desc_);
     std::vector<double> p(lanes);
     for (std::int64_t b = 0; b < nb; ++b) {
       for (int k = 0; k < lanes; ++k) p[k] = pilot[b * lanes + k];
-      const double* m = merged.data() + b * g_.w;
+      const double* m = merged + b * g_.w;
       // Packed rows are the same for any lane count: the shape's lanes come first.
       moments_from_lanes(desc_, b, p.data(), m, m + lanes, out);
     }
@@ -422,8 +459,6 @@ class Onepass32Plan : public CovPlan {
   }
 
  private:
-  std::size_t bytes() const { return std::size_t(desc_.batch * desc_.channels * pitch_) * 4; }
-
   int ordinal_;
   DeviceGuard guard_;
   CovDesc desc_;
@@ -431,9 +466,62 @@ class Onepass32Plan : public CovPlan {
   Geometry g_;
   std::int64_t chunks_ = 0, pitch_ = 0;
   Stream stream_;
-  DeviceBuffer partial_, merged_, pilot_, sink_;
+  Sums sums_;
+  DeviceBuffer sink_;
   std::vector<DeviceBuffer> x_;
 };
+
+// Planar blocks in flight, `depth` slots each with a pinned host block, device samples and sums,
+// a pinned result and a stream: copy (one 2D copy into the padded rows), kernel, merge and the
+// small download of the sums queue on the slot's stream.
+class Onepass32Stream : public CovStream {
+ public:
+  Onepass32Stream(Onepass32Plan& plan, const CovDesc& d, int depth) : plan_(plan) {
+    for (int i = 0; i < std::max(1, depth); ++i) {
+      Slot s{PinnedBuffer(std::size_t(d.min_bytes())), PinnedBuffer(plan.result_bytes()),
+             DeviceBuffer(plan.bytes(), "covariance samples"), plan.make_sums(),
+             std::make_unique<Stream>()};
+      slots_.push_back(std::move(s));
+    }
+  }
+  int depth() const override { return static_cast<int>(slots_.size()); }
+  float* buffer(int i) override { return slots_.at(i).host.as<float>(); }
+  void submit(int i) override {
+    DeviceGuard g(plan_.ordinal());
+    Slot& s = slots_.at(i);
+    plan_.upload_async(s.host.as<float>(), s.x, *s.stream);
+    plan_.enqueue(s.x.as<float>(), s.sums, *s.stream);
+    const std::size_t merged = s.sums.merged.bytes();
+    KAFEL_CUDA_CHECK(cudaMemcpyAsync(s.result.get(), s.sums.merged.get(), merged,
+                                     cudaMemcpyDeviceToHost, *s.stream));
+    KAFEL_CUDA_CHECK(cudaMemcpyAsync(s.result.as<char>() + merged, s.sums.pilot.get(),
+                                     s.sums.pilot.bytes(), cudaMemcpyDeviceToHost, *s.stream));
+  }
+  void wait(int i, CovMoments& out) override {
+    DeviceGuard g(plan_.ordinal());
+    Slot& s = slots_.at(i);
+    s.stream->synchronize();
+    plan_.to_moments(s.result.as<double>(),
+                     reinterpret_cast<const float*>(s.result.as<char>() + s.sums.merged.bytes()),
+                     out);
+  }
+
+ private:
+  struct Slot {
+    PinnedBuffer host, result;
+    DeviceBuffer x;
+    Sums sums;
+    std::unique_ptr<Stream> stream;
+  };
+  Onepass32Plan& plan_;
+  std::vector<Slot> slots_;
+};
+
+// Interleaved blocks take the framework's synchronous stream (their transpose is on the host).
+std::unique_ptr<CovStream> Onepass32Plan::stream(int depth) {
+  if (desc_.layout != SampleLayout::Planar) return nullptr;
+  return std::make_unique<Onepass32Stream>(*this, desc_, depth);
+}
 
 CovKernel onepass32_kernel() {
   CovKernel k;
@@ -452,7 +540,7 @@ CovKernel onepass32_kernel() {
             "blocks per SM in the grid (one is resident: ~240 registers per thread)")};
   k.max_channels = kMaxLanes;
   // Above the tiled kernels (cuda.herk_tc 6, cuda.herk_h3 7) within its 32 lanes, below
-  // cuda.onepass (10), which keeps real blocks of up to 16 channels (docs/BENCHMARKS.md).
+  // cuda.onepass (10), which keeps real single blocks of up to 10 channels (docs/BENCHMARKS.md).
   k.preference = 8;
   k.can_implement = [](const Device& dev, const CovDesc& d, const Params&) -> std::string {
     if (dev.local_memory < kRingBytes + 1024)

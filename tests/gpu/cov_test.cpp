@@ -97,42 +97,66 @@ TEST(CovCuda, NanAndErrors) {
   }
 }
 
+// The kernels with a pinned streaming path (cuda.onepass: pieces overlapping copy and compute;
+// cuda.onepass32: planar blocks, one 2D copy into padded rows; interleaved ones go through the
+// framework's synchronous stream) give every block what the one-shot call gives.
 TEST(CovCuda, StreamEqualsBlockByBlock) {
   REQUIRE_CUDA(devs);
+  struct Case {
+    const char* kernel;
+    std::int64_t channels;
+    DType type;
+  };
+  const Case cases[] = {{"cuda.onepass", 10, DType::f32},
+                        {"cuda.onepass32", 16, DType::f32},
+                        {"cuda.onepass32", 24, DType::f32},
+                        {"cuda.onepass32", 8, DType::c64}};
   for (const Device& d : devs)
-    for (SampleLayout l : kLayouts) {
-      // Large enough that every thread sums many samples, so the streamed pieces really take a
-      // different summation order than the one-shot call.
-      const CovDesc desc{10, 2000003, l, 1};
-      const CovKernel& k = find_cov_kernel(d, "cuda.onepass");
-      auto plan = k.make_plan(d, desc, k.params.defaults());
-      CovBlockSource src;
-      src.fill = [&](std::int64_t b, float* buf) {
-        if (b >= 6) return false;
-        generate_signal(SignalKind::Offset, buf, desc.channels, desc.samples, l, 50 + b);
-        return true;
-      };
-      int seen = 0;
-      auto hook = [&](std::int64_t b, const float* data, const CovResult& r) {
-        std::vector<float> one(static_cast<std::size_t>(desc.channels * desc.samples));
-        generate_signal(SignalKind::Offset, one.data(), desc.channels, desc.samples, l, 50 + b);
-        const SamplesView v{one.data(), desc.channels, desc.samples, l, 0};
-        CovOptions o;
-        o.kernel = "cuda.onepass";
-        // Different summation orders (pieces vs one shot) measured 3e-8 apart on an H200; a
-        // wrong piece merge would be off by order 1. Both must also meet the 1e-6 contract.
-        EXPECT_LE(cov_rel_err(r, covariance(d, v, o)), 1e-6) << "block " << b;
-        EXPECT_LE(cov_rel_err(r, reference_covariance(
-                                     SamplesView{data, desc.channels, desc.samples, l, 0})),
-                  1e-6);
-        ++seen;
-      };
-      CovStreamOptions so;
-      so.depth = 3;
-      const CovStreamStats st = run_cov_stream(*plan, desc, src, -1, so, hook);
-      EXPECT_EQ(st.blocks, 6);
-      EXPECT_EQ(seen, 6);
-    }
+    for (const Case& c : cases)
+      for (SampleLayout l : kLayouts) {
+        // Large enough that every thread sums many samples, so the streamed pieces really take
+        // a different summation order than the one-shot call.
+        const CovDesc desc{c.channels, 2000003, l, 1, c.type};
+        const std::int64_t comps = c.type == DType::c64 ? 2 : 1;
+        // Complex blocks: the signal's floats taken as (re, im) pairs of half as many samples.
+        auto fill = [&](float* buf, std::int64_t b) {
+          if (l == SampleLayout::Planar)
+            generate_signal(SignalKind::Offset, buf, desc.channels, desc.samples * comps, l,
+                            50 + b);
+          else
+            generate_signal(SignalKind::Offset, buf, desc.channels * comps, desc.samples, l,
+                            50 + b);
+        };
+        const CovKernel& k = find_cov_kernel(d, c.kernel);
+        auto plan = k.make_plan(d, desc, k.params.defaults());
+        CovBlockSource src;
+        src.fill = [&](std::int64_t b, float* buf) {
+          if (b >= 6) return false;
+          fill(buf, b);
+          return true;
+        };
+        int seen = 0;
+        auto hook = [&](std::int64_t b, const float* data, const CovResult& r) {
+          std::vector<float> one(static_cast<std::size_t>(desc.channels * desc.samples * comps));
+          fill(one.data(), b);
+          const SamplesView v{one.data(), desc.channels, desc.samples, l, 0, c.type};
+          CovOptions o;
+          o.kernel = c.kernel;
+          // Different summation orders (pieces vs one shot) measured 3e-8 apart on an H200; a
+          // wrong piece merge would be off by order 1. Both must also meet the 1e-6 contract.
+          EXPECT_LE(cov_rel_err(r, covariance(d, v, o)), 1e-6) << c.kernel << " block " << b;
+          EXPECT_LE(cov_rel_err(r, reference_covariance(SamplesView{data, desc.channels,
+                                                                    desc.samples, l, 0, c.type})),
+                    1e-6)
+              << c.kernel << " block " << b;
+          ++seen;
+        };
+        CovStreamOptions so;
+        so.depth = 3;
+        const CovStreamStats st = run_cov_stream(*plan, desc, src, -1, so, hook);
+        EXPECT_EQ(st.blocks, 6) << c.kernel;
+        EXPECT_EQ(seen, 6) << c.kernel;
+      }
 }
 
 }  // namespace

@@ -218,7 +218,9 @@ TEST(CudaRegistry, LadderOrderAndCovarianceKernels) {
   for (const char* name : {"cuda.onepass32", "cuda.herk", "cuda.herk_tc", "cuda.herk_h3",
                            "cuda.syrk", "cuda.cublas-ssyrk", "cuda.cublas-dsyrk"})
     EXPECT_NE(std::find(cov.begin(), cov.end(), name), cov.end()) << name;
-  EXPECT_EQ(default_cov_kernel(dev, 16), "cuda.onepass");
+  EXPECT_EQ(default_cov_kernel(dev, 10), "cuda.onepass");
+  EXPECT_EQ(default_cov_kernel(dev, 11), "cuda.onepass32");
+  EXPECT_EQ(default_cov_kernel(dev, 16), "cuda.onepass32");
   EXPECT_EQ(default_cov_kernel(dev, 17), "cuda.onepass32");
   EXPECT_EQ(default_cov_kernel(dev, 32), "cuda.onepass32");
   EXPECT_EQ(default_cov_kernel(dev, 33),
