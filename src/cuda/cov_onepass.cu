@@ -241,18 +241,7 @@ class CudaCovPlan : public CovPlan {
   double copy_floor_ms() override {
     DeviceGuard g(ordinal_);  // another plan may have switched the current device
     Slot s = make_slot(1);
-    PinnedBuffer h(bytes());
-    std::memset(h.get(), 0, bytes());
-    s.x.upload_async(h.get(), bytes(), *s.stream);  // warm-up
-    std::vector<double> t;
-    for (int r = 0; r < 5; ++r) {
-      EventTimer e;
-      e.start(*s.stream);
-      s.x.upload_async(h.get(), bytes(), *s.stream);
-      e.stop(*s.stream);
-      t.push_back(e.ms());
-    }
-    return quantile(t, 0.5);
+    return pinned_copy_floor_ms(s.x, bytes(), *s.stream);
   }
 
   // Streaming: piece k (a range of samples of every channel) is copied on the copy stream
@@ -432,6 +421,21 @@ __global__ void cov_readpass(const float4* __restrict__ x, long long count4, flo
   if (s == 12345.678f) out[blockIdx.x] = s;  // keeps the loads; practically never stores
 }
 }  // namespace
+
+double pinned_copy_floor_ms(DeviceBuffer& dst, std::size_t bytes, cudaStream_t stream) {
+  PinnedBuffer h(bytes);
+  std::memset(h.get(), 0, bytes);
+  dst.upload_async(h.get(), bytes, stream);  // warm-up
+  std::vector<double> t;
+  for (int r = 0; r < 5; ++r) {
+    EventTimer e;
+    e.start(stream);
+    dst.upload_async(h.get(), bytes, stream);
+    e.stop(stream);
+    t.push_back(e.ms());
+  }
+  return quantile(t, 0.5);
+}
 
 void launch_cov_readpass(const float* x, long long count, float* sink, int blocks,
                          cudaStream_t stream) {

@@ -449,6 +449,12 @@ class Onepass32Plan : public CovPlan {
 
   std::string timer() const override { return "cuda-events"; }
 
+  double copy_floor_ms() override {
+    DeviceGuard g(ordinal_);
+    // The tight block, as the stream's pinned buffers hold it.
+    return pinned_copy_floor_ms(x_.at(0), std::size_t(desc_.min_bytes()), stream_);
+  }
+
   double read_floor_ms(int slot) override {
     DeviceGuard g(ordinal_);
     EventTimer t;
