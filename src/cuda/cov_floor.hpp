@@ -1,6 +1,6 @@
-// The CUDA covariance kernels' floors (cov_onepass.cu): one plain read of the samples by a sum
-// kernel, and one bare host->device copy of a block, what `kafel cov --bench` sets kernel and
-// end-to-end times against.
+// Pieces the CUDA one-pass covariance kernels share (cov_onepass.cu): the floors `kafel cov
+// --bench` sets kernel and end-to-end times against (one plain read of the samples by a sum
+// kernel, one bare host->device copy of a block), and the float64 merge of block partials.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -15,6 +15,12 @@ namespace kafel::cuda {
 // 256 threads; `sink` (blocks floats) is practically never written.
 void launch_cov_readpass(const float* x, long long count, float* sink, int blocks,
                          cudaStream_t stream);
+
+// merged[b * w + v] = the sum over g of partial[(b * groups + g) * w + v], for batches b, in a
+// fixed order (the same bits every run): one thread per value when there are few partials, one
+// warp per value (lanes over the partials, then a shuffle tree) when there are many.
+void launch_cov_merge(const double* partial, int groups, int w, long long batches, double* merged,
+                      cudaStream_t stream);
 
 // The median of five plain copies of `bytes` from pinned memory into `dst` (after a warm-up).
 double pinned_copy_floor_ms(DeviceBuffer& dst, std::size_t bytes, cudaStream_t stream);

@@ -85,22 +85,6 @@ __global__ void __launch_bounds__(kThreads)
   if (blockIdx.x == 0 && tid < CH && compute_pilot) pilot[tid] = sp[tid];
 }
 
-// out[v] = sum over g of partial[g*w + v], one block per value, fixed order (deterministic).
-__global__ void cov_merge(const double* __restrict__ partial, int groups, int w,
-                          double* __restrict__ out) {
-  __shared__ double red[kThreads];
-  const int v = blockIdx.x, tid = threadIdx.x;
-  double d = 0;
-  for (int g = tid; g < groups; g += kThreads) d += partial[static_cast<long long>(g) * w + v];
-  red[tid] = d;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s >>= 1) {
-    if (tid < s) red[tid] += red[tid + s];
-    __syncthreads();
-  }
-  if (tid == 0) out[v] = red[0];
-}
-
 using LaunchFn = void (*)(int grid, cudaStream_t, const float*, long long, long long, double*,
                           float*, int);
 
@@ -318,9 +302,8 @@ class CudaCovPlan : public CovPlan {
       KAFEL_CUDA_CHECK_LAUNCH("cov_onepass");
       ++used;
     }
-    cov_merge<<<w_, kThreads, 0, *s.stream>>>(s.partial.as<double>(), used * groups_, w_,
-                                              s.merged.as<double>());
-    KAFEL_CUDA_CHECK_LAUNCH("cov_merge");
+    launch_cov_merge(s.partial.as<double>(), used * groups_, w_, 1, s.merged.as<double>(),
+                     *s.stream);
   }
 
   const float* tight(const CovArgs& a, std::vector<float>& packed) const {
@@ -435,6 +418,40 @@ double pinned_copy_floor_ms(DeviceBuffer& dst, std::size_t bytes, cudaStream_t s
     t.push_back(e.ms());
   }
   return quantile(t, 0.5);
+}
+
+namespace {
+// One thread (WARP false) or one warp per value; see launch_cov_merge. (One thread looping over
+// cuda.onepass32's 1,056 partials per value had cost ~80 us of a 0.19 ms call.)
+template <bool WARP>
+__global__ void cov_merge(const double* __restrict__ partial, int groups, int w, long long count,
+                          double* __restrict__ merged) {
+  const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const long long i = WARP ? t / 32 : t;
+  if (i >= count) return;
+  const int lane = WARP ? static_cast<int>(t % 32) : 0, step = WARP ? 32 : 1;
+  const long long b = i / w, v = i % w;
+  const double* part = partial + b * groups * w + v;
+  double s = 0;
+  for (int g = lane; g < groups; g += step) s += part[static_cast<long long>(g) * w];
+  if constexpr (WARP) {
+    for (int o = 16; o > 0; o /= 2) s += __shfl_down_sync(0xffffffffu, s, o);
+    if (lane != 0) return;
+  }
+  merged[i] = s;
+}
+}  // namespace
+
+void launch_cov_merge(const double* partial, int groups, int w, long long batches, double* merged,
+                      cudaStream_t stream) {
+  const long long values = batches * w;
+  if (groups > 64)
+    cov_merge<true><<<unsigned((values * 32 + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+        partial, groups, w, values, merged);
+  else
+    cov_merge<false><<<unsigned((values + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+        partial, groups, w, values, merged);
+  KAFEL_CUDA_CHECK_LAUNCH("cov_merge");
 }
 
 void launch_cov_readpass(const float* x, long long count, float* sink, int blocks,

@@ -288,28 +288,6 @@ __global__ void __launch_bounds__(kThreads, 1) cov_onepass32(Onepass32Args a) {
   }
 }
 
-// merged[i] = sum over blocks g of partial[(b * groups + g) * w + v], i = b * w + v, in a fixed
-// order (deterministic). Few partials per value: one thread per value. Many (a grid across the
-// samples: 1056 for 16 lanes): one warp per value, lane l adding partials l, l + 32, ..., then a
-// shuffle tree; one thread looping over 1056 of them took ~80 us.
-template <bool WARP>
-__global__ void cov_onepass32_merge(const double* __restrict__ partial, int groups, int w,
-                                    long long count, double* __restrict__ merged) {
-  const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const long long i = WARP ? t / 32 : t;
-  if (i >= count) return;
-  const int lane = WARP ? static_cast<int>(t % 32) : 0, step = WARP ? 32 : 1;
-  const long long b = i / w, v = i % w;
-  const double* part = partial + b * groups * w + v;
-  double s = 0;
-  for (int g = lane; g < groups; g += step) s += part[static_cast<long long>(g) * w];
-  if constexpr (WARP) {
-    for (int o = 16; o > 0; o /= 2) s += __shfl_down_sync(0xffffffffu, s, o);
-    if (lane != 0) return;
-  }
-  merged[i] = s;
-}
-
 constexpr std::size_t kRingBytes = std::size_t(kStages) * Wide::stage_floats * sizeof(float);
 
 using KernelFn = void (*)(Onepass32Args);
@@ -386,17 +364,8 @@ class Onepass32Plan : public CovPlan {
     const dim3 grid{unsigned(blocks_), unsigned(rows_), 1u};
     g_.kernel<<<grid, kThreads, kRingBytes, st>>>(a);
     KAFEL_CUDA_CHECK_LAUNCH("cov_onepass32");
-    const long long values = desc_.batch * g_.w;
-    const int groups = blocks_ * g_.groups;
-    double* merged = sums.merged.as<double>();
-    if (groups > 64)
-      cov_onepass32_merge<true>
-          <<<unsigned((values * 32 + kThreads - 1) / kThreads), kThreads, 0, st>>>(
-              sums.partial.as<double>(), groups, g_.w, values, merged);
-    else
-      cov_onepass32_merge<false><<<unsigned((values + kThreads - 1) / kThreads), kThreads, 0, st>>>(
-          sums.partial.as<double>(), groups, g_.w, values, merged);
-    KAFEL_CUDA_CHECK_LAUNCH("cov_onepass32_merge");
+    launch_cov_merge(sums.partial.as<double>(), blocks_ * g_.groups, g_.w, desc_.batch,
+                     sums.merged.as<double>(), st);
   }
 
   Sums make_sums() const {
