@@ -53,6 +53,14 @@ std::vector<Device> list_devices();
 // Throws InvalidArgument naming the spec and the devices present when nothing matches.
 Device select_device(std::string_view spec = {});
 
+// Measures the device's peak now and puts it in the peak fields (peak_gflops_f32/f64 and the
+// tensor_peaks the probe covers), with a "peak probed" line in `details`: a figure for "% peak"
+// from the machine as it runs now, not the cached one of `kafel devices` (which keeps the
+// highest figure ever measured under this machine's name, possibly on a faster host of a
+// cloud). CPU: the multiply-add loops, ~0.5 s. Returns false, changing nothing, where the
+// device's backend has no probe (GPUs).
+bool probe_peak(Device& device);
+
 // The fastest device present: a CUDA GPU, else an OpenCL GPU, else the CPU.
 Device best_device();
 

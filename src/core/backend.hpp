@@ -112,6 +112,9 @@ struct Backend {
   std::string name;  // "cpu", "opencl", "cuda"
   int rank = 0;      // listing order: cpu 0, opencl 1, cuda 2
   std::function<std::vector<Device>()> devices;
+  // Measures the device's peak now and puts it in its peak fields (kafel::probe_peak); null
+  // where the backend has no probe (the GPUs' figures come from their clocks and unit counts).
+  std::function<bool(Device&)> probe_peak;
 };
 
 // Backends compiled into this build, in rank order.

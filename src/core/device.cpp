@@ -159,4 +159,9 @@ Device best_device() {
   throw DeviceError("no device found (not even the CPU backend)");
 }
 
+bool probe_peak(Device& device) {
+  const Backend& b = backend_of(device);
+  return b.probe_peak && b.probe_peak(device);
+}
+
 }  // namespace kafel

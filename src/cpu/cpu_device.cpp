@@ -114,7 +114,35 @@ Device cpu_device() {
 }
 
 namespace {
-const Register registered{Backend{"cpu", 0, [] { return std::vector<Device>{cpu_device()}; }}};
+
+void set_tensor_peak(Device& d, const std::string& key, double value) {
+  for (auto& [name, v] : d.tensor_peaks)
+    if (name == key) {
+      v = value;
+      return;
+    }
+  d.tensor_peaks.emplace_back(key, value);
+}
+
+// kafel::probe_peak for the CPU: the multiply-add loops of `kafel devices`, run now.
+bool probe_cpu_peak(Device& d) {
+  const PeakMeasurement m = measure_compute_peak();
+  if (m.f32 <= 0 || m.f64 <= 0) return false;
+  d.peak_gflops_f32 = m.f32;
+  d.peak_gflops_f64 = m.f64;
+  if (m.bf16 > 0) set_tensor_peak(d, "bf16", m.bf16);
+  if (m.i8 > 0) set_tensor_peak(d, "i8", m.i8);
+  std::string text = format_num("f32 %.1f", m.f32) + format_num(", f64 %.1f", m.f64);
+  if (m.bf16 > 0) text += format_num(", bf16 %.1f", m.bf16);
+  text += " GFLOP/s";
+  if (m.i8 > 0) text += format_num(", i8 %.1f GOP/s", m.i8);
+  d.details.emplace_back("peak probed", text + " (" + m.isa + ", " + std::to_string(m.threads) +
+                                            " threads, " + format_num("%.2f s", m.seconds) + ")");
+  return true;
+}
+
+const Register registered{
+    Backend{"cpu", 0, [] { return std::vector<Device>{cpu_device()}; }, probe_cpu_peak}};
 }  // namespace
 
 }  // namespace kafel::cpu

@@ -83,9 +83,29 @@ void pin_to(int cpu) {
 #endif
 }
 
+// The calling thread's CPU affinity, put back when this goes out of scope: the caller runs one
+// share of the probe pinned, and threads it creates later inherit its mask (pinned to one core,
+// the thread pool's workers of a `kafel bench` that probed first all ran on that core).
+class KeepAffinity {
+ public:
+#if defined(__linux__)
+  KeepAffinity() {
+    saved_ = pthread_getaffinity_np(pthread_self(), sizeof(mask_), &mask_) == 0;
+  }
+  ~KeepAffinity() {
+    if (saved_) pthread_setaffinity_np(pthread_self(), sizeof(mask_), &mask_);
+  }
+
+ private:
+  cpu_set_t mask_{};
+  bool saved_ = false;
+#endif
+};
+
 // Runs body(index) on one thread pinned to each CPU of `cpus`, all released together.
 template <class Body>
 void on_each_core(const std::vector<int>& cpus, Body&& body) {
+  const KeepAffinity keep;
   std::atomic<int> ready{0};
   const int n = static_cast<int>(cpus.size());
   auto run = [&](int i) {
@@ -182,8 +202,10 @@ double probe_read_gbs(const std::vector<int>& cpus, bool avx2, double window_s,
 
 }  // namespace
 
-PeakMeasurement measure_peak(double budget_s) {
-  const Clock::time_point start = Clock::now();
+namespace {
+
+// The multiply-add rates of measure_peak: `share` of `budget_s`, split among the kinds of loop.
+PeakMeasurement measure_rates(double share, double budget_s) {
   PeakMeasurement m;
   const std::vector<int>& cpus = one_cpu_per_core();
   m.threads = static_cast<int>(cpus.size());
@@ -202,11 +224,28 @@ PeakMeasurement measure_peak(double budget_s) {
     m.isa = "avx512";
   }
   const int kinds = 2 + (loops.bf16 ? 1 : 0) + (loops.i8 ? 1 : 0);
-  const double window = 0.4 * budget_s / kinds;
+  const double window = share * budget_s / kinds;
   m.f32 = probe_rate(loops.f32, cpus, window) / 1e9;
   m.f64 = probe_rate(loops.f64, cpus, window) / 1e9;
   if (loops.bf16) m.bf16 = probe_rate(loops.bf16, cpus, window) / 1e9;
   if (loops.i8) m.i8 = probe_rate(loops.i8, cpus, window) / 1e9;
+  return m;
+}
+
+}  // namespace
+
+PeakMeasurement measure_compute_peak(double budget_s) {
+  const Clock::time_point start = Clock::now();
+  PeakMeasurement m = measure_rates(1.0, budget_s);
+  m.seconds = seconds_since(start);
+  m.source = "measured now (multiply-add rates only)";
+  return m;
+}
+
+PeakMeasurement measure_peak(double budget_s) {
+  const Clock::time_point start = Clock::now();
+  PeakMeasurement m = measure_rates(0.4, budget_s);
+  const std::vector<int>& cpus = one_cpu_per_core();
   // The first touch of the read buffer is what a busy machine slows down most; it stops at
   // the deadline (the bandwidth is then 0, unmeasured), so the whole probe stays under ~1 s.
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(

@@ -21,6 +21,9 @@ struct PeakMeasurement {
 // FMA loops share 40 % of it, the read passes 20 %, the rest is for touching their buffer;
 // that first touch stops at max(0.7 s, 2 x budget), and the bandwidth is then 0: unmeasured).
 PeakMeasurement measure_peak(double budget_s = 0.3);
+// The multiply-add rates alone (no read passes), measured now in about `budget_s`: what
+// `kafel bench` compares its run with (probe_peak in kafel/device.hpp).
+PeakMeasurement measure_compute_peak(double budget_s = 0.5);
 
 // "AMD EPYC|2 cores|avx2": what a cached measurement is valid for.
 std::string machine_key();

@@ -107,7 +107,7 @@ std::vector<Device> list_cuda_devices() {
   return out;
 }
 
-const Register registered{Backend{"cuda", 2, list_cuda_devices}};
+const Register registered{Backend{"cuda", 2, list_cuda_devices, nullptr}};
 
 }  // namespace
 

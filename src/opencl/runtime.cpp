@@ -453,7 +453,7 @@ Event launch(const Context& ctx, const Kernel& k, std::vector<std::size_t> globa
 
 namespace {
 // The backend: its devices are what discovery finds (none without an ICD or platform).
-const Register registered{Backend{"opencl", 1, discover}};
+const Register registered{Backend{"opencl", 1, discover, nullptr}};
 }  // namespace
 
 }  // namespace kafel::ocl

@@ -2,6 +2,12 @@
 // measured (peaks, bandwidth, dot-product capabilities), and the cache lives beside the DB.
 #include <gtest/gtest.h>
 
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#endif
+
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -43,6 +49,19 @@ TEST(PeakProbe, IsBoundedAndSane) {
   EXPECT_EQ(m.source, "measured now");
 }
 
+#if defined(__linux__)
+// The probe pins the calling thread to a core while it runs; the thread pool's workers, made
+// later by that thread, inherit its mask, so it must be the caller's own again afterwards.
+TEST(PeakProbe, LeavesTheCallersAffinityAsItWas) {
+  cpu_set_t before, after;
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(before), &before), 0);
+  (void)cpu::measure_compute_peak(0.02);
+  (void)cpu::measure_peak(0.02);
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(after), &after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&before, &after));
+}
+#endif
+
 TEST(PeakProbe, ATinyBudgetStillMeasures) {
   const cpu::PeakMeasurement m = cpu::measure_peak(0.02);
   EXPECT_GT(m.f32, 0);
@@ -67,6 +86,23 @@ TEST(PeakProbe, DeviceReportsTheMeasurement) {
   // "% peak" of bf16 / i8 GEMMs uses these figures where they exist.
   GemmTypes t = DType::i8;
   EXPECT_EQ(d.peak_gflops(t), m.i8 > 0 ? m.i8 : m.f32);
+}
+
+TEST(PeakProbe, ProbeNowReplacesTheCachedFigures) {
+  Device d = select_device("cpu");
+  const std::size_t details = d.details.size(), tensor_peaks = d.tensor_peaks.size();
+  ASSERT_TRUE(probe_peak(d));
+  EXPECT_GT(d.peak_gflops_f32, 0.5);
+  EXPECT_LT(d.peak_gflops_f32, generous_f32_bound());
+  EXPECT_GT(d.peak_gflops_f64, 0.25);
+  EXPECT_LT(d.peak_gflops_f64, 0.75 * d.peak_gflops_f32 + 1.0);
+  // The dot-product figures are replaced, not listed twice; one line says what was probed.
+  EXPECT_LE(d.tensor_peaks.size(), std::max<std::size_t>(tensor_peaks, 2));
+  ASSERT_EQ(d.details.size(), details + 1);
+  EXPECT_EQ(d.details.back().first, "peak probed");
+  const cpu::PeakMeasurement m = cpu::measure_compute_peak(0.02);
+  EXPECT_EQ(m.read_gbs, 0.0) << "the run probe leaves the bandwidth alone";
+  EXPECT_LT(m.seconds, 0.5);
 }
 
 TEST(PeakProbe, DotProductCapabilitiesFollowCpuid) {

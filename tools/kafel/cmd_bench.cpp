@@ -1,11 +1,13 @@
 // `kafel bench`: kernels x sizes x element roles (x parameter sweeps) on one device, each result
 // verified before it is timed; table on stdout, progress on stderr, JSON/CSV files.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
 #include "cli_util.hpp"
 #include "commands.hpp"
 #include "kafel/bench.hpp"
+#include "kafel/device.hpp"
 #include "kafel/error.hpp"
 #include "kafel/kernels.hpp"
 
@@ -21,6 +23,7 @@ struct BenchCli {
   std::int64_t batch = 1;
   std::uint64_t seed = 1;
   bool no_rotate = false;
+  std::string peak = "run";
 };
 
 struct Job {
@@ -132,6 +135,49 @@ std::vector<BenchRecord> run_jobs(const Device& dev, const std::vector<Job>& job
   return records;
 }
 
+// --peak run: the device's peak probed at the start and at the end of the run (where its backend
+// has a probe: the CPU), the higher figure of each kind kept, every record's "% peak" against it.
+// The higher one, because a probe slowed by a neighbour would flatter every record.
+class RunPeak {
+ public:
+  RunPeak(Device& dev, bool wanted) : dev_(dev), cached_(dev) {
+    probed_ = wanted && probe_peak(dev_);
+  }
+
+  void finish(const std::vector<Job>& jobs, std::vector<BenchRecord>& records) {
+    if (!probed_) return;
+    Device end = cached_;
+    if (probe_peak(end)) {
+      dev_.peak_gflops_f32 = std::max(dev_.peak_gflops_f32, end.peak_gflops_f32);
+      dev_.peak_gflops_f64 = std::max(dev_.peak_gflops_f64, end.peak_gflops_f64);
+      for (auto& [name, value] : dev_.tensor_peaks)
+        for (const auto& [end_name, end_value] : end.tensor_peaks)
+          if (name == end_name) value = std::max(value, end_value);
+    }
+    for (std::size_t i = 0; i < records.size() && i < jobs.size(); ++i) {
+      BenchRecord& r = records[i];
+      if (!r.ok()) continue;
+      r.peak_gflops = dev_.peak_gflops(jobs[i].desc.types);
+      r.peak_pct = peak_share(r.gflops, r.peak_gflops);
+    }
+  }
+
+  // One line on what "% peak" compares with.
+  void print(std::ostream& os) const {
+    if (!probed_) return;
+    os << "peak   " << format_num("f32 %.1f", dev_.peak_gflops_f32)
+       << format_num(", f64 %.1f GFLOP/s", dev_.peak_gflops_f64)
+       << " probed in this run (the higher of its start and end; cached by `kafel devices`: "
+       << format_num("f32 %.1f", cached_.peak_gflops_f32)
+       << format_num(", f64 %.1f", cached_.peak_gflops_f64) << ")\n";
+  }
+
+ private:
+  Device& dev_;
+  const Device cached_;
+  bool probed_ = false;
+};
+
 int summarize(const std::vector<BenchRecord>& records) {
   int failed = 0, unverified = 0, ok = 0;
   const BenchRecord* first_skip = nullptr;
@@ -171,7 +217,10 @@ int run_bench(const BenchCli& o) {
   auto jobs = make_jobs(dev, o, kernels, all, by_default, sweep);
   if (jobs.empty()) throw InvalidArgument("no kernel of " + dev.id + " runs the types asked");
   std::cout << "device " << dev.id << "  " << dev.name << '\n';
+  RunPeak peak(dev, o.peak == "run");
   auto records = run_jobs(dev, jobs, o);
+  peak.finish(jobs, records);
+  peak.print(std::cout);
   print_bench_table(std::cout, records, baselines);
   if (!o.block.empty() && !o.grid.empty()) print_param_grid(std::cout, records, "block", "grid");
   const int code = summarize(records);
@@ -189,7 +238,9 @@ Run setup_bench(CLI::App& sub) {
       "Every result is verified (full reference, or Freivalds' check for large sizes) before\n"
       "it is timed: warm-up runs, then timed runs rotating operand copies when they fit in\n"
       "cache; median and best time, GFLOP/s and % of the device's peak estimate ('-' when the\n"
-      "estimate is below the measurement).\n"
+      "estimate is below the measurement). On the CPU the peak is probed at the start and the\n"
+      "end of the run (--peak run, the higher figure counts); --peak cached uses the figure\n"
+      "`kafel devices` shows.\n"
       "--type/--types take storage types or roles (f32, bf16->f32, f32/tf32, i8); --compute\n"
       "sets the mode of each (default: the natural one).\n"
       "--param NAME=v1,v2 sweeps a kernel parameter (repeatable; 'TS=8,16,WPT=4,8' sweeps\n"
@@ -222,6 +273,10 @@ Run setup_bench(CLI::App& sub) {
              "Threads, for kernels with a 'threads' parameter (0: default)");
   seed_option(sub, o->seed, "Random seed for the operands (0 .. 2^63-1)");
   sub.add_flag("--no-rotate", o->no_rotate, "Do not rotate operand copies between runs");
+  sub.add_option("--peak", o->peak,
+                 "run: the CPU's peak probed during this run; cached: `kafel devices`' figure")
+      ->check(CLI::IsMember({"run", "cached"}))
+      ->capture_default_str();
   sub.add_option("--json", o->json, "Write the records as JSON");
   sub.add_option("--csv", o->csv, "Write the records as CSV");
   return [o] { return run_bench(*o); };
