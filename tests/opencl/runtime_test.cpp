@@ -33,6 +33,7 @@ TEST(OpenclRuntime, ErrorNames) {
 // nominal one-FMA-per-cycle estimate (27 % of the FMA loop read as 95 % of "peak" on a Zen 5).
 TEST(OpenclRuntime, CpuDevicesUseTheHostsMeasuredPeak) {
   KAFEL_OPENCL_DEVICE_OR_SKIP(dev);
+  (void)dev;  // any OpenCL device: the loop looks at every one
   const cpu::PeakMeasurement& m = cpu::machine_peak();
   bool any = false;
   for (const auto& d : ocl::discover()) {
@@ -44,7 +45,9 @@ TEST(OpenclRuntime, CpuDevicesUseTheHostsMeasuredPeak) {
     ASSERT_GT(m.f32, 0) << d.id << " claims the host's peak, but none was measured";
     const double share = std::min(1.0, double(d.compute_units) / double(m.threads));
     EXPECT_DOUBLE_EQ(d.peak_gflops_f32, m.f32 * share) << d.id;
-    if (d.peak_gflops_f64 > 0) EXPECT_DOUBLE_EQ(d.peak_gflops_f64, m.f64 * share) << d.id;
+    if (d.peak_gflops_f64 > 0) {
+      EXPECT_DOUBLE_EQ(d.peak_gflops_f64, m.f64 * share) << d.id;
+    }
   }
   if (!any) GTEST_SKIP() << "no OpenCL CPU device with a measured host peak here";
 }
