@@ -37,10 +37,12 @@ Blocking blocking_for(Isa isa, Format f, const CacheSizes& caches, std::int64_t 
   Blocking b;
   b.mr = tile.mr;
   b.nr = tile.nr;
-  // At most 2 KB of a row of A per panel (512 f32 / f64 values, 1024 bf16, 2048 i8): the
-  // narrow formats do 2-4x the work per byte, so a 512-deep panel left their micro-kernel calls
-  // short and the C tile's read and write a larger share (Zen 5, 2048^3: i8 +26 %, bf16 +12 %).
-  const std::int64_t kc_max = std::max<std::int64_t>(512, 2048 / es);
+  // At most 1024 k (f32 / f64) or 2 KB of a row of A (1024 bf16, 2048 i8) per panel, within
+  // half of L1: longer micro-kernel calls leave the C tile's read and write, the stage
+  // boundaries and the packing passes a smaller share. Zen 5 (48 KiB L1d), same process,
+  // alternating: f32 KC 1024 vs 512 +1-2 % at 1024^3, +2.5 % at 4096^3, even at 2048^3; the
+  // narrow formats do 2-4x the work per byte (2048^3: i8 +26 %, bf16 +12 % over 512).
+  const std::int64_t kc_max = std::max<std::int64_t>(1024, 2048 / es);
   b.kc =
       kc > 0 ? kc : std::clamp<std::int64_t>(round_down(l1 / 2 / (tile.mr * es), 16), 64, kc_max);
   b.nc = nc > 0 ? round_up(nc, tile.nr) : round_down(l2 / 2 / (b.kc * es), tile.nr);
