@@ -28,6 +28,21 @@ std::string hex(int v) {
   return buf;
 }
 
+// "f32 X, f64 Y, bf16 Z GFLOP/s, i8 W GOP/s": the multiply-add rates of a measurement.
+std::string rates_text(const PeakMeasurement& m) {
+  std::string text = format_num("f32 %.1f", m.f32) + format_num(", f64 %.1f", m.f64);
+  if (m.bf16 > 0) text += format_num(", bf16 %.1f", m.bf16);
+  text += " GFLOP/s";
+  if (m.i8 > 0) text += format_num(", i8 %.1f GOP/s", m.i8);
+  return text;
+}
+
+// " (avx512, 2 threads, 0.22 s)": how a measurement ran.
+std::string run_text(const PeakMeasurement& m) {
+  return " (" + m.isa + ", " + std::to_string(m.threads) + " threads, " +
+         format_num("%.2f s", m.seconds) + ")";
+}
+
 // The measured figures (peak.hpp) replace the nominal ones; a measurement that failed (or
 // $KAFEL_CPU_PEAK=off) leaves the nominal estimate in place.
 void add_measured_peak(Device& d) {
@@ -47,15 +62,10 @@ void add_measured_peak(Device& d) {
   if (m.bf16 > 0) d.tensor_peaks.emplace_back("bf16", m.bf16);
   if (m.i8 > 0) d.tensor_peaks.emplace_back("i8", m.i8);
   if (m.read_gbs > 0) d.bandwidth_gbs = m.read_gbs;
-  std::string text = format_num("f32 %.1f", m.f32) + format_num(", f64 %.1f", m.f64);
-  if (m.bf16 > 0) text += format_num(", bf16 %.1f", m.bf16);
-  text += " GFLOP/s";
-  if (m.i8 > 0) text += format_num(", i8 %.1f GOP/s", m.i8);
+  std::string text = rates_text(m);
   text += m.read_gbs > 0 ? format_num(", read %.1f GB/s", m.read_gbs)
                          : std::string(", read bandwidth not measured (machine too busy)");
-  text += " (" + m.isa + ", " + std::to_string(m.threads) + " threads, " +
-          format_num("%.2f s", m.seconds) + ")";
-  d.details.emplace_back("measured peak", text);
+  d.details.emplace_back("measured peak", text + run_text(m));
   d.details.emplace_back("measured peak source", m.source);
 }
 
@@ -132,12 +142,7 @@ bool probe_cpu_peak(Device& d) {
   d.peak_gflops_f64 = m.f64;
   if (m.bf16 > 0) set_tensor_peak(d, "bf16", m.bf16);
   if (m.i8 > 0) set_tensor_peak(d, "i8", m.i8);
-  std::string text = format_num("f32 %.1f", m.f32) + format_num(", f64 %.1f", m.f64);
-  if (m.bf16 > 0) text += format_num(", bf16 %.1f", m.bf16);
-  text += " GFLOP/s";
-  if (m.i8 > 0) text += format_num(", i8 %.1f GOP/s", m.i8);
-  d.details.emplace_back("peak probed", text + " (" + m.isa + ", " + std::to_string(m.threads) +
-                                            " threads, " + format_num("%.2f s", m.seconds) + ")");
+  d.details.emplace_back("peak probed", rates_text(m) + run_text(m));
   return true;
 }
 
