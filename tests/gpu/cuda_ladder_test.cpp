@@ -52,6 +52,8 @@ Device described_gpu(int sm_version = 90, std::uint64_t shared = 227 * 1024) {
   d.caps = cuda::cuda_caps(sm_version, false);
   d.tensor_peaks = cuda::tensor_peaks_for(sm_version, d.compute_units, d.clock_mhz);
   d.peak_gflops_f32 = 132 * 128 * 2 * 1.98;
+  d.global_memory = std::uint64_t(80) << 30;
+  d.bandwidth_gbs = 3352;  // HBM3, as cudaGetDeviceProperties gives it (the model's memory term)
   return d;
 }
 
@@ -165,12 +167,12 @@ TEST(CudaHeuristic, PipelinedTileBySizeAndType) {
     return std::to_string(c.params.at("BN")) + "/" + std::to_string(c.params.at("BK")) + "/" +
            std::to_string(c.params.at("UNROLL")) + "/" + std::to_string(c.params.at("SPLITK"));
   };
-  // The measured choices (docs/BENCHMARKS.md run 8): 128x256x32 UNROLL 8 once its tiles fill
-  // the SMs, 128x64x32 UNROLL 8 at 1024^3 (128 blocks); between them the model splits k
-  // (1536^3: 72 tiles of 128x256 x 3 slices); f64 and i32 always use 128x128x16.
+  // The measured choices (docs/BENCHMARKS.md run 8 and session 14): 128x256x32 UNROLL 8 once its
+  // tiles fill the SMs, 64x64x32 UNROLL 8 at 1024^3 (256 blocks); between them the model splits
+  // k (1536^3: 144 tiles of 128x128 x 3 slices); f64 and i32 always use 128x128x16.
   EXPECT_EQ(tile(8192, DType::f32), "256/32/8/1");
   EXPECT_EQ(tile(2048, DType::f32), "256/32/8/1");
-  EXPECT_EQ(tile(1536, DType::f32), "256/32/8/3");
+  EXPECT_EQ(tile(1536, DType::f32), "128/16/0/3");
   EXPECT_EQ(tile(1024, DType::f32), "64/32/8/1");
   EXPECT_EQ(tile(4096, DType::f64), "128/16/0/1");
   EXPECT_EQ(tile(4096, DType::i32), "128/16/0/1");

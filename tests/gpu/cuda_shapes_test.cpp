@@ -115,7 +115,9 @@ TEST(CudaShapeHeuristic, SplitsKWhenOutputTilesCannotFillTheSms) {
   EXPECT_EQ(tile(chosen(4096, 4096, 4096)), "128x256/1");
   EXPECT_EQ(tile(chosen(8192, 8192, 1024)), "128x256/1");
   EXPECT_EQ(tile(chosen(65536, 256, 256)), "128x128/1");
-  EXPECT_EQ(tile(chosen(1024, 1024, 1024)), "128x64/1");
+  // 256 blocks of 64 x 64 (two per SM) over 128 of 128 x 64: 0.068 vs 0.069 ms at 1024^3, 0.070
+  // vs 0.072 at 1021^3 (H100, 2026-11-25).
+  EXPECT_EQ(tile(chosen(1024, 1024, 1024)), "64x64/1");
 }
 
 TEST(CudaShapeHeuristic, SkinnyOutputsTakeNarrowTiles) {
