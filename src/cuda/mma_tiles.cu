@@ -18,10 +18,10 @@ const std::vector<Compiled>& mma_tiles_table() {
   static const std::vector<Compiled> t = {
       entry<Mode::bf16, 128, 128, 64, 64, 64, 3, true, false>(),
       entry<Mode::bf16, 128, 128, 64, 64, 64, 3, true, true>(),
-      entry<Mode::bf16, 256, 128, 64, 64, 64, 3, true, false>(),
+      entry<Mode::bf16, 256, 128, 64, 64, 64, 3, true, true>(),
       entry<Mode::f16, 128, 128, 64, 64, 64, 3, true, false>(),
       entry<Mode::f16, 128, 128, 64, 64, 64, 3, true, true>(),
-      entry<Mode::f16, 256, 128, 64, 64, 64, 3, true, false>(),
+      entry<Mode::f16, 256, 128, 64, 64, 64, 3, true, true>(),
       entry<Mode::tf32, 128, 128, 32, 64, 64, 3, true, false>(),
       entry<Mode::tf32, 128, 128, 32, 64, 64, 3, true, true>(),
       entry<Mode::tf32x3, 128, 128, 16, 64, 64, 4, true, false>(),
@@ -114,16 +114,21 @@ std::string tiles_limits(const Device& dev, const GemmDesc& d, const Params& p) 
 
 // By type (H100), with the next k-tile's fragments loaded across the barrier (XFRAG) where that
 // entry is compiled (session 10, 4096^3 / 8192^3): 16-bit 128 x 128 (bf16 448 / 481 TFLOP/s
-// against 422 / 412 for the plain 128 x 128 / 256 x 128 tiles chosen before), i8 128 x 128 x 128
-// (825 / 930 TOPS against 772 / 846), tf32 128 x 128 x 32 (182 / 188 against 179 / 178); 3xtf32
-// 128 x 128 x 16 and f64 128 x 64 without (no XFRAG entry: registers).
-Params choose_tile(const Device&, const GemmDesc& d) {
+// against 422 / 412 for the plain 128 x 128 / 256 x 128 tiles chosen before), and 256 x 128 once
+// its tiles fill 4 waves of SMs (session 15, bf16: 491 against 474 TFLOP/s at 8192^3, 477 against
+// 466 at 6144^3, equal at 4096^3); i8 128 x 128 x 128 (825 / 930 TOPS against 772 / 846), tf32
+// 128 x 128 x 32 (182 / 188 against 179 / 178); 3xtf32 128 x 128 x 16 and f64 128 x 64 without
+// (no XFRAG entry: registers).
+Params choose_tile(const Device& dev, const GemmDesc& d) {
   const Mode m = mode_of(d.types);
+  const long long sms = dev.compute_units > 0 ? dev.compute_units : 132;
+  const long long wide_tiles = ((d.m + 255) / 256) * ((d.n + 127) / 128);
   Shape s;
   switch (m) {
     case Mode::f16:
     case Mode::bf16:
-      s = {128, 128, 64, 64, 64, 3, true};
+      s = wide_tiles >= 4 * sms ? Shape{256, 128, 64, 64, 64, 3, true}
+                                : Shape{128, 128, 64, 64, 64, 3, true};
       break;
     case Mode::tf32:
       s = {128, 128, 32, 64, 64, 3, true};

@@ -283,9 +283,13 @@ TEST(CudaTensorCores, TileBySizeAndType) {
     return std::to_string(c.params.at("BM")) + "x" + std::to_string(c.params.at("BN")) + "x" +
            std::to_string(c.params.at("BK")) + "s" + std::to_string(c.params.at("STAGES"));
   };
-  EXPECT_EQ(tile(8192, "bf16"), "128x128x64s3");
+  // 16-bit: 256 x 128 once its tiles fill 4 waves of the 132 SMs (6144^3: 1,152 tiles; 4096^3:
+  // 512, under 528), else 128 x 128.
+  EXPECT_EQ(tile(8192, "bf16"), "256x128x64s3");
+  EXPECT_EQ(tile(6144, "f16"), "256x128x64s3");
   EXPECT_EQ(tile(4096, "bf16"), "128x128x64s3");
-  EXPECT_EQ(tile(8192, "f16->f32"), "128x128x64s3");
+  EXPECT_EQ(tile(8192, "f16->f32"), "256x128x64s3");
+  EXPECT_EQ(tile(1024, "f16->f32"), "128x128x64s3");
   // The next k-tile's fragments are loaded across the barrier where that entry is compiled.
   auto xfrag = [&](const char* t) {
     return choose_gemm(dev, cube(4096, GemmTypes::parse(t))).params.at("XFRAG");
