@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "core/cov_backend.hpp"
@@ -18,6 +19,9 @@ namespace {
 
 constexpr int kMaxChannels = 16;
 constexpr int kThreads = 256;
+#ifndef KAFEL_OPV
+#define KAFEL_OPV 10
+#endif
 
 // Samples [0, n) of a block at x (planar: channel c at x[c*stride + i]; interleaved:
 // x[i*stride + c]). Block b writes its CH sums and NP co-moments (lower triangle, row by row)
@@ -34,15 +38,22 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ double warp_part[kThreads / 32][W];
   const int tid = threadIdx.x;
   auto at = [&](int c, long long i) { return PLANAR ? x[c * stride + i] : x[i * stride + c]; };
-  if (tid < CH) {
-    if (compute_pilot) {
-      const long long k = n < kPilotSamples ? n : kPilotSamples;
+  if (compute_pilot) {
+    // The first samples in one round of loads, then summed in order: a thread's loop of loads
+    // waited out kPilotSamples / unroll memory latencies at every block's start.
+    constexpr int K = static_cast<int>(kPilotSamples);
+    __shared__ float head[CH][K];
+    const int k = static_cast<int>(n < K ? n : K);
+    for (int e = tid; e < CH * K; e += kThreads)
+      if (e % K < k) head[e / K][e % K] = at(e / K, e % K);
+    __syncthreads();
+    if (tid < CH) {
       float s = 0.0f;
-      for (long long i = 0; i < k; ++i) s += at(tid, i);
+      for (int i = 0; i < k; ++i) s += head[tid][i];
       sp[tid] = __fdiv_rn(s, static_cast<float>(k));
-    } else {
-      sp[tid] = pilot[tid];
     }
+  } else if (tid < CH) {
+    sp[tid] = pilot[tid];
   }
   __syncthreads();
   float p[CH], s[CH], q[NP];
@@ -53,19 +64,50 @@ __global__ void __launch_bounds__(kThreads)
   }
 #pragma unroll
   for (int t = 0; t < NP; ++t) q[t] = 0.0f;
-  const long long step = static_cast<long long>(gridDim.x) * kThreads;
-  for (long long i = static_cast<long long>(blockIdx.x) * kThreads + tid; i < n; i += step) {
-    float y[CH];
+  // One sample's shifted values into the sums and co-moments.
+  auto add = [&](const float(&y)[CH]) {
 #pragma unroll
-    for (int c = 0; c < CH; ++c) {
-      y[c] = __ldg(PLANAR ? &x[c * stride + i] : &x[i * stride + c]) - p[c];
-      s[c] += y[c];
-    }
+    for (int c = 0; c < CH; ++c) s[c] += y[c];
     int t = 0;
 #pragma unroll
     for (int a = 0; a < CH; ++a)
 #pragma unroll
       for (int b = 0; b <= a; ++b, ++t) q[t] = fmaf(y[a], y[b], q[t]);
+  };
+  const long long first = static_cast<long long>(blockIdx.x) * kThreads + tid;
+  const long long step = static_cast<long long>(gridDim.x) * kThreads;
+  long long i = first;
+  // VEC consecutive samples of a channel in one load where every channel's row is aligned to
+  // it (planar): VEC times the bytes in flight per load of the scalar loop, which kept the
+  // radar block at 1.35x its read pass (Nsight Compute: 76 us against 57, 2.2 TB/s). Two from
+  // 11 channels and one from 14, where more values would not fit beside the co-moments in
+  // registers (ptxas spills).
+  constexpr int VEC = CH <= KAFEL_OPV ? 4 : (CH <= 13 ? 2 : 1);
+  if constexpr (PLANAR && VEC > 1) {
+    using Vec = std::conditional_t<VEC == 4, float4, float2>;
+    if ((reinterpret_cast<unsigned long long>(x) % (4 * VEC)) == 0 && stride % VEC == 0) {
+      const long long nv = n / VEC;
+      for (long long j = first; j < nv; j += step) {
+        float y[VEC][CH];
+#pragma unroll
+        for (int c = 0; c < CH; ++c) {
+          const Vec v = __ldg(reinterpret_cast<const Vec*>(x + c * stride) + j);
+          const float* e = reinterpret_cast<const float*>(&v);
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) y[k][c] = e[k] - p[c];
+        }
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) add(y[k]);
+      }
+      i = VEC * nv + first;  // the last n % VEC samples, one per thread
+    }
+  }
+  for (; i < n; i += step) {
+    float y[CH];
+#pragma unroll
+    for (int c = 0; c < CH; ++c)
+      y[c] = __ldg(PLANAR ? &x[c * stride + i] : &x[i * stride + c]) - p[c];
+    add(y);
   }
   const int lane = tid & 31, warp = tid >> 5;
 #pragma unroll
@@ -94,12 +136,27 @@ void launch_onepass(int grid, cudaStream_t st, const float* x, long long stride,
   cov_onepass<CH, PLANAR><<<grid, kThreads, 0, st>>>(x, stride, n, partial, pilot, compute_pilot);
 }
 
-template <int CH>
-LaunchFn pick_layout(bool planar) {
-  return planar ? &launch_onepass<CH, true> : &launch_onepass<CH, false>;
+// Blocks of the kernel that fit on one SM at once (registers, shared memory, threads).
+template <int CH, bool PLANAR>
+int resident_onepass() {
+  int blocks = 0;
+  KAFEL_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, cov_onepass<CH, PLANAR>, kThreads, 0));
+  return blocks;
 }
 
-LaunchFn pick(int ch, bool planar) {
+struct Entry {
+  LaunchFn launch;
+  int (*resident)();
+};
+
+template <int CH>
+Entry pick_layout(bool planar) {
+  return planar ? Entry{&launch_onepass<CH, true>, &resident_onepass<CH, true>}
+                : Entry{&launch_onepass<CH, false>, &resident_onepass<CH, false>};
+}
+
+Entry pick(int ch, bool planar) {
   switch (ch) {
     case 1:
       return pick_layout<1>(planar);
@@ -168,9 +225,15 @@ class CudaCovPlan : public CovPlan {
  public:
   CudaCovPlan(const Device& dev, const CovDesc& d, const Params& p)
       : ordinal_(ordinal_of(dev)), guard_(ordinal_), desc_(d), pieces_(p.at("PIECES")) {
-    launch_ = pick(static_cast<int>(d.channels), d.layout == SampleLayout::Planar);
+    const Entry e = pick(static_cast<int>(d.channels), d.layout == SampleLayout::Planar);
+    launch_ = e.launch;
     const auto& props = device_props(ordinal_);
-    groups_ = std::max<int>(1, props.sm_count * static_cast<int>(p.at("BPS")));
+    sms_ = props.sm_count;
+    // BPS 0: one wave, every block resident from the start. Each block pays a start (pilot,
+    // first loads) and an end (the double reduction), so a second wave of blocks cost the radar
+    // block 0.082 against 0.067-0.068 ms on an H100 (1 block per SM at 142 registers).
+    const int bps = p.at("BPS") > 0 ? static_cast<int>(p.at("BPS")) : std::max(1, e.resident());
+    groups_ = std::max<int>(1, sms_ * bps);
     w_ = static_cast<int>(d.channels + d.pairs());
   }
 
@@ -217,7 +280,8 @@ class CudaCovPlan : public CovPlan {
     const long long count = desc_.channels * desc_.samples;
     EventTimer t;
     t.start(*s.stream);
-    launch_cov_readpass(s.x.as<float>(), count, s.partial.as<float>(), groups_ * 4, *s.stream);
+    // 16 blocks per SM whatever BPS is: the floor must not move with the kernel's parameters.
+    launch_cov_readpass(s.x.as<float>(), count, s.partial.as<float>(), sms_ * 16, *s.stream);
     t.stop(*s.stream);
     return t.ms();
   }
@@ -269,7 +333,10 @@ class CudaCovPlan : public CovPlan {
   Slot make_slot(int pieces, bool streaming = false) const {
     Slot s;
     s.x = DeviceBuffer(bytes(), "covariance samples");
-    s.partial = DeviceBuffer(std::size_t(pieces) * groups_ * w_ * 8, "covariance partials");
+    // Also the read pass's sink (a float per block, see read_floor_ms).
+    s.partial =
+        DeviceBuffer(std::max(std::size_t(pieces) * groups_ * w_ * 8, std::size_t(sms_) * 64),
+                     "covariance partials");
     s.merged = DeviceBuffer(std::size_t(w_) * 8, "covariance sums");
     s.pilot = DeviceBuffer(std::size_t(desc_.channels) * 4, "covariance pilot");
     s.stream = std::make_unique<Stream>();
@@ -320,7 +387,7 @@ class CudaCovPlan : public CovPlan {
   int ordinal_;
   DeviceGuard guard_;
   CovDesc desc_;
-  int pieces_ = 1, groups_ = 1, w_ = 0, last_ = 0;
+  int pieces_ = 1, groups_ = 1, sms_ = 1, w_ = 0, last_ = 0;
   LaunchFn launch_ = nullptr;
   std::vector<Slot> slots_;
 };
@@ -365,7 +432,7 @@ CovKernel onepass_kernel() {
   k.rung = 1;
   k.sample_types = {DType::f32};
   k.params.params = {
-      param("BPS", 4, {2, 4, 8}, 1, 64, "blocks per SM"),
+      param("BPS", 0, {0, 1, 2, 4, 8}, 0, 64, "blocks per SM (0: as many as fit at once)"),
       param("PIECES", 4, {1, 2, 4, 8}, 1, 64, "streaming: copy/compute pieces per block")};
   k.max_channels = kMaxChannels;
   // The default up to the radar's 10 channels, where it and cuda.onepass32 take 0.082-0.083 ms

@@ -53,6 +53,17 @@ TEST(CovCuda, OnePassShapes) {
           for (SignalKind s : kSignals) check(d, "cuda.onepass", s, c, n, l);
 }
 
+// Planar rows whose length is a multiple of 4 (or 2) take the kernel's vector loads (4 samples
+// per load up to 10 channels, 2 up to 13); other lengths the scalar loop.
+TEST(CovCuda, OnePassVectorLoadsEveryChannelCount) {
+  REQUIRE_CUDA(devs);
+  for (const Device& d : devs)
+    for (std::int64_t c = 1; c <= 16; ++c)
+      for (std::int64_t n : {262144, 262146, 262147})
+        for (SignalKind s : {SignalKind::Random, SignalKind::Offset})
+          check(d, "cuda.onepass", s, c, n, SampleLayout::Planar);
+}
+
 TEST(CovCuda, RadarBlock) {
   REQUIRE_CUDA(devs);
   for (const Device& d : devs)
