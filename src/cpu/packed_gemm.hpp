@@ -17,6 +17,10 @@ struct PackedOptions {
   // Software prefetch distances of the micro-kernel in k steps (0 = off, -1 = the default of
   // this micro-architecture, prefetch_for in blocking.hpp): A's and B's panels.
   int prefetch_a = -1, prefetch_b = -1;
+  // false: full MR-row panels of a row-major A whose values the micro-kernel computes in (f32,
+  // f64, i32 as uint32) are read in place instead of packed; edge panels and transposed,
+  // widened or grouped A are always packed.
+  bool pack_a = false;
 };
 
 // The packed format cpu.packed uses for inputs stored as `storage` on `isa` (resolved): the

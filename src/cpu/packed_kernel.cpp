@@ -25,6 +25,8 @@ ParamSpace packed_params() {
             "A prefetch distance in k steps, 0 = off, -1 = this micro-architecture's default"),
       param("PFB", -1, {-1, 0, 4, 8, 16, 32}, -1, 64,
             "B prefetch distance in k steps, 0 = off, -1 = this micro-architecture's default"),
+      param("APACK", 0, {0, 1}, 0, 1,
+            "1: always pack A; 0: read a row-major f32/f64/i32 A in place (no transpose)"),
   };
   return s;
 }
@@ -38,6 +40,7 @@ PackedOptions options_from(const Params& p) {
   o.nc = p.at("NC");
   o.prefetch_a = static_cast<int>(p.at("PFA"));
   o.prefetch_b = static_cast<int>(p.at("PFB"));
+  o.pack_a = p.at("APACK") != 0;
   return o;
 }
 

@@ -54,10 +54,17 @@ template <class P, class T>
 using UkernelFn = void (*)(std::int64_t kc, const P* a, const P* b, T* c, std::int64_t ldc, T alpha,
                            T beta, Prefetch pf);
 
+// The same with A read in place: MR rows of a row-major A of the compute type, lda elements
+// apart, k contiguous (what a plain format's packed A micro-panel would copy).
+template <class P, class T>
+using UkernelRowsFn = void (*)(std::int64_t kc, const P* a, std::int64_t lda, const P* b, T* c,
+                               std::int64_t ldc, T alpha, T beta, Prefetch pf);
+
 template <class P, class T>
 struct Ukernel {
   int mr = 0, nr = 0;
-  UkernelFn<P, T> fn = nullptr;  // nullptr: this ISA (or CPU) has no such micro-kernel
+  UkernelFn<P, T> fn = nullptr;        // nullptr: this ISA (or CPU) has no such micro-kernel
+  UkernelRowsFn<P, T> rows = nullptr;  // nullptr: A must be packed (grouped formats)
 };
 
 // Integer compute runs on uint32 so that products and sums wrap modulo 2^32 without UB.

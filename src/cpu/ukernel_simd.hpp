@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "cpu/ukernel.hpp"
 
@@ -15,10 +16,13 @@ namespace kafel::cpu::simd {
 // bcast_a(p) (the G values of one row of A into every lane group), madd(a, b, acc) (acc += the
 // products of each lane's group), loadu(p), storeu(p, r), set1(x), mul(r, s), fma(r, s, acc)
 // (acc + r*s in T); and when kCorrected, sub(r, s) and load_corr(p) (NR int32 after the B panel).
-template <class V, int MR, int NV>
-void ukernel(std::int64_t kc, const typename V::P* __restrict a, const typename V::P* __restrict b,
-             typename V::T* __restrict c, std::int64_t ldc, typename V::T alpha, typename V::T beta,
-             Prefetch pf) {
+// ROWS: A is read in place, row i of the tile at a + i * lda, k contiguous (plain formats); else
+// a is the packed micro-panel (lda unused).
+template <class V, int MR, int NV, bool ROWS>
+__attribute__((always_inline)) inline void ukernel_body(
+    std::int64_t kc, const typename V::P* __restrict a, std::int64_t lda,
+    const typename V::P* __restrict b, typename V::T* __restrict c, std::int64_t ldc,
+    typename V::T alpha, typename V::T beta, Prefetch pf) {
   using R = typename V::R;
   using T = typename V::T;
   constexpr int L = V::lanes, NR = NV * L, G = V::G;
@@ -48,14 +52,15 @@ void ukernel(std::int64_t kc, const typename V::P* __restrict a, const typename 
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) bv[v] = V::load_b(b + v * L * G);
     _mm_prefetch(reinterpret_cast<const char*>(b + pfb), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(a + pfa), _MM_HINT_T1);
+    // In place, A's rows are MR sequential streams the hardware prefetcher follows.
+    if constexpr (!ROWS) _mm_prefetch(reinterpret_cast<const char*>(a + pfa), _MM_HINT_T1);
 #pragma GCC unroll 32
     for (int i = 0; i < MR; ++i) {
-      const auto ai = V::bcast_a(a + i * G);
+      const auto ai = V::bcast_a(ROWS ? a + i * lda : a + i * G);
 #pragma GCC unroll 8
       for (int v = 0; v < NV; ++v) acc[i][v] = V::madd(ai, bv[v], acc[i][v]);
     }
-    a += MR * G;
+    a += ROWS ? G : MR * G;
     b += NR * G;
   }
   if constexpr (V::kCorrected) {  // b now points at the corrections after the panel
@@ -88,6 +93,20 @@ void ukernel(std::int64_t kc, const typename V::P* __restrict a, const typename 
   }
 }
 
+template <class V, int MR, int NV>
+void ukernel(std::int64_t kc, const typename V::P* __restrict a, const typename V::P* __restrict b,
+             typename V::T* __restrict c, std::int64_t ldc, typename V::T alpha, typename V::T beta,
+             Prefetch pf) {
+  ukernel_body<V, MR, NV, false>(kc, a, 0, b, c, ldc, alpha, beta, pf);
+}
+
+template <class V, int MR, int NV>
+void ukernel_rows(std::int64_t kc, const typename V::P* __restrict a, std::int64_t lda,
+                  const typename V::P* __restrict b, typename V::T* __restrict c, std::int64_t ldc,
+                  typename V::T alpha, typename V::T beta, Prefetch pf) {
+  ukernel_body<V, MR, NV, true>(kc, a, lda, b, c, ldc, alpha, beta, pf);
+}
+
 // Traits of the plain formats (P = T, one k per step) built from an ISA's vector ops W:
 // W supplies R, lanes, zero, load, loadu, storeu, bcast (one element), set1, fma, mul.
 template <class W>
@@ -106,7 +125,12 @@ template <class V, Isa I, Format F>
 Ukernel<typename V::P, typename V::T> make_ukernel() {
   constexpr TileShape s = tile_shape(I, F);
   static_assert(s.nr % V::lanes == 0, "NR must be a multiple of the vector width");
-  return {s.mr, s.nr, &ukernel<V, s.mr, s.nr / V::lanes>};
+  // Plain formats (one value per k, the compute type) may read A in place.
+  if constexpr (V::G == 1 && !V::kCorrected && std::is_same_v<typename V::P, typename V::T>)
+    return {s.mr, s.nr, &ukernel<V, s.mr, s.nr / V::lanes>,
+            &ukernel_rows<V, s.mr, s.nr / V::lanes>};
+  else
+    return {s.mr, s.nr, &ukernel<V, s.mr, s.nr / V::lanes>};
 }
 
 }  // namespace kafel::cpu::simd
