@@ -55,6 +55,14 @@ if has cuda; then
   "$K" bench --device cuda:0 --kernels all --sizes 1024,2048,4096 --types f32 --vs cublas \
     --json "$R/ladder-cuda.json" --csv "$R/ladder-cuda.csv"
   plot "$R/ladder-cuda.json"
+  if grep -q 'mma.sync' "$R/devices.json"; then  # the tensor-core rungs, where the GPU has them
+    echo "== CUDA tensor cores: mma.sync and (Hopper) wgmma rungs, every compute mode (vs cuBLAS) =="
+    "$K" bench --device cuda:0 \
+      --kernels cuda.mma,cuda.mma_pipe,cuda.mma_tiles,cuda.wgmma,cuda.wgmma_ws,cuda.wgmma_3xtf32 \
+      --sizes 4096 --types bf16,f16,f32/tf32,f32/3xtf32,i8,f64 --vs cublas \
+      --json "$R/tensor-cuda.json" --csv "$R/tensor-cuda.csv"
+    plot "$R/tensor-cuda.json"
+  fi
 fi
 
 echo "== radar covariance: 10 channels x 4,194,304 samples, 20 blocks/s, 50 ms budget =="
