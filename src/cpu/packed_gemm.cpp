@@ -153,30 +153,25 @@ void compute_part(const Job<D, F>& J, const P* abuf, const std::atomic<bool>* a_
       const int rows = int(std::min<std::int64_t>(mr, mc - ir * mr));
       const P* ap = abuf + ir * a_panel;
       T* crow = J.c + (ic + ir * mr) * J.ldc + jc;
-      if (J.a_in_place && rows == mr) {
-        // Same bits as P (a_in_place is set only where the packing would copy them unchanged).
-        const P* arow = reinterpret_cast<const P*>(J.a + (ic + ir * mr) * J.lda + pc);
-        for (std::int64_t jr = 0; jr < nc; jr += nr) {
-          const int cols = int(std::min<std::int64_t>(nr, nc - jr));
-          const P* bp = bbuf + jr / nr * b_panel;
-          if (cols == nr)
-            J.uk.rows(kc, arow, J.lda, bp, crow + jr, J.ldc, J.alpha, beta, J.pf);
-          else
-            edge_tile(nr, crow + jr, J.ldc, rows, cols, beta, [&](T* tmp, std::int64_t ld) {
-              J.uk.rows(kc, arow, J.lda, bp, tmp, ld, J.alpha, T(0), J.pf);
-            });
-        }
-        continue;
-      }
+      // A full panel of A read in place has the packed panel's bits (a_in_place is set only
+      // where the packing would copy A's values unchanged).
+      const bool in_place = J.a_in_place && rows == mr;
+      const P* arow =
+          in_place ? reinterpret_cast<const P*>(J.a + (ic + ir * mr) * J.lda + pc) : nullptr;
+      auto tile = [&](const P* bp, T* dst, std::int64_t ld, T b) {
+        if (in_place)
+          J.uk.rows(kc, arow, J.lda, bp, dst, ld, J.alpha, b, J.pf);
+        else
+          J.uk.fn(kc, ap, bp, dst, ld, J.alpha, b, J.pf);
+      };
       for (std::int64_t jr = 0; jr < nc; jr += nr) {
         const int cols = int(std::min<std::int64_t>(nr, nc - jr));
         const P* bp = bbuf + jr / nr * b_panel;
         if (rows == mr && cols == nr)
-          J.uk.fn(kc, ap, bp, crow + jr, J.ldc, J.alpha, beta, J.pf);
+          tile(bp, crow + jr, J.ldc, beta);
         else
-          edge_tile(nr, crow + jr, J.ldc, rows, cols, beta, [&](T* tmp, std::int64_t ld) {
-            J.uk.fn(kc, ap, bp, tmp, ld, J.alpha, T(0), J.pf);
-          });
+          edge_tile(nr, crow + jr, J.ldc, rows, cols, beta,
+                    [&](T* tmp, std::int64_t ld) { tile(bp, tmp, ld, T(0)); });
       }
     }
   }
@@ -252,9 +247,6 @@ void run_packed(const GemmDesc& d, const S* a, std::int64_t lda, const S* b, std
   Job<D, F> J{d.m, d.n, d.k,   a,    lda, d.op_a == Op::T,      b,     ldb, d.op_b == Op::T,
               c,   ldc, alpha, beta, blk, pick_ukernel<F>(set), false, pf,  {nullptr, nullptr},
               {}};
-  // Even blocks: k = 1024 with KC = 336 runs as 4 x 256, not 3 x 336 + a 16-deep block that
-  // would rewrite all of C for little work (measured: f64 1024^3 went from 0.85x to ~parity).
-  // Grouped formats need whole groups in every block but the last.
   // A in place: the packing would copy A's values unchanged (f32, f64; i32 as uint32) from a
   // row-major op(A), and the micro-kernel set reads rows. Saves the A pass over memory (~3 % of
   // a 1024^3 f32 GEMM on 2 cores).
@@ -262,6 +254,9 @@ void run_packed(const GemmDesc& d, const S* a, std::int64_t lda, const S* b, std
                              (D == DType::f64 && F == Format::f64) ||
                              (D == DType::i32 && F == Format::u32);
   J.a_in_place = kSameBits && !pack_a && d.op_a == Op::N && J.uk.rows != nullptr;
+  // Even blocks: k = 1024 with KC = 336 runs as 4 x 256, not 3 x 336 + a 16-deep block that
+  // would rewrite all of C for little work (measured: f64 1024^3 went from 0.85x to ~parity).
+  // Grouped formats need whole groups in every block but the last.
   constexpr int G = format_group(F);
   J.blk.kc = ceil_div(ceil_div(d.k, ceil_div(d.k, blk.kc)), G) * G;
   J.blk.mc = ceil_div(ceil_div(d.m, ceil_div(d.m, blk.mc)), blk.mr) * blk.mr;

@@ -19,9 +19,6 @@ namespace {
 
 constexpr int kMaxChannels = 16;
 constexpr int kThreads = 256;
-#ifndef KAFEL_OPV
-#define KAFEL_OPV 10
-#endif
 
 // Samples [0, n) of a block at x (planar: channel c at x[c*stride + i]; interleaved:
 // x[i*stride + c]). Block b writes its CH sums and NP co-moments (lower triangle, row by row)
@@ -82,7 +79,7 @@ __global__ void __launch_bounds__(kThreads)
   // radar block at 1.35x its read pass (Nsight Compute: 76 us against 57, 2.2 TB/s). Two from
   // 11 channels and one from 14, where more values would not fit beside the co-moments in
   // registers (ptxas spills).
-  constexpr int VEC = CH <= KAFEL_OPV ? 4 : (CH <= 13 ? 2 : 1);
+  constexpr int VEC = CH <= 10 ? 4 : (CH <= 13 ? 2 : 1);
   if constexpr (PLANAR && VEC > 1) {
     using Vec = std::conditional_t<VEC == 4, float4, float2>;
     if ((reinterpret_cast<unsigned long long>(x) % (4 * VEC)) == 0 && stride % VEC == 0) {
