@@ -66,10 +66,14 @@ Worker worker_portable() {
   return {"portable", 1, 4, &range_portable};
 }
 
-Worker choose_worker(Isa isa) {
+Worker choose_worker(Isa isa, std::int64_t lanes) {
   // resolve_isa applies the same rules (and $KAFEL_CPU_ISA) as the GEMM micro-kernels.
   const Isa resolved = resolve_isa(isa);
-  const Worker w = resolved == Isa::avx512 ? worker_avx512()
+  // Up to 36 lanes (Zen 5, 2 cores, 64 M values, × the 5x5 worker's time: 12 lanes 0.69, 16
+  // 0.69, 24 0.68, 32 0.91, 36 0.97); from 44 lanes the 4x4 tiles' extra loads per product
+  // cost more than the padding they save (44: 1.09, 48: 1.20, 64: 1.27-1.37).
+  const bool tile4 = lanes > 0 && lanes <= 36 && lanes % 4 == 0 && lanes % 5 != 0;
+  const Worker w = resolved == Isa::avx512 ? (tile4 ? worker_avx512_tile4() : worker_avx512())
                    : resolved == Isa::avx2 ? worker_avx2()
                                            : worker_portable();
   if (!w.fn) throw Unsupported("this build has no " + std::string(w.name) + " covariance worker");

@@ -63,11 +63,14 @@ struct Worker {
 };
 
 Worker worker_avx512();
+Worker worker_avx512_tile4();  // 4x4 tiles
 Worker worker_avx2();
 Worker worker_portable();
 // The worker of `isa` after resolve_isa (automatic: the ISA the GEMM micro-kernels use too,
-// $KAFEL_CPU_ISA included); Unsupported when this CPU or build lacks it.
-Worker choose_worker(Isa isa);
+// $KAFEL_CPU_ISA included); Unsupported when this CPU or build lacks it. With AVX-512, up to 36
+// `lanes` (real lanes per sample) that 4 divides and 5 does not take 4x4 tiles: no padded lane
+// (16 lanes: 20 with 5x5 tiles) and planar real rows read in place.
+Worker choose_worker(Isa isa, std::int64_t lanes = 0);
 
 // Options of one run of the fast or tiled kernel.
 struct RunOptions {

@@ -1,5 +1,6 @@
-// The fast covariance worker for AVX-512 (16 float lanes, 5x5 pair tiles: 25 accumulators + 5
-// operands fit the 32 zmm registers). Chosen at run time by cov_fast.cpp's choose_worker.
+// The fast covariance workers for AVX-512 (16 float lanes; 5x5 pair tiles: 25 accumulators + 5
+// operands fit the 32 zmm registers; 4x4 tiles for lane counts that 4 divides and 5 does not).
+// Chosen at run time by cov_fast.cpp's choose_worker.
 #include "cpu/cov_fast.hpp"
 
 // Built with -mavx512f/bw/dq/vl -mfma by src/cpu/CMakeLists.txt on x86 with GCC/Clang; any
@@ -46,11 +47,18 @@ void range_avx512(const kafel::cpu::covfast::Job& j, std::int64_t n0, std::int64
                   double* sum, double* q) {
   process_range<V512, 5>(j, n0, n1, y, sum, q);
 }
+void range_avx512_tile4(const kafel::cpu::covfast::Job& j, std::int64_t n0, std::int64_t n1,
+                        float* y, double* sum, double* q) {
+  process_range<V512, 4>(j, n0, n1, y, sum, q);
+}
 }  // namespace
 
 namespace kafel::cpu::covfast {
 Worker worker_avx512() {
   return {"avx512", 16, 5, &range_avx512};
+}
+Worker worker_avx512_tile4() {
+  return {"avx512", 16, 4, &range_avx512_tile4};
 }
 }  // namespace kafel::cpu::covfast
 
@@ -59,6 +67,9 @@ Worker worker_avx512() {
 namespace kafel::cpu::covfast {
 Worker worker_avx512() {
   return {"avx512", 16, 5, nullptr};
+}
+Worker worker_avx512_tile4() {
+  return {"avx512", 16, 4, nullptr};
 }
 }  // namespace kafel::cpu::covfast
 

@@ -57,8 +57,8 @@ CovKernel fast_kernel() {
   k.sample_types = kAllTypes;
   k.params = fast_params();
   k.preference = 10;
-  k.make_plan = [](const Device&, const CovDesc&, const Params& p) -> std::unique_ptr<CovPlan> {
-    const covfast::Worker worker = covfast::choose_worker(static_cast<Isa>(p.at("ISA")));
+  k.make_plan = [](const Device&, const CovDesc& d, const Params& p) -> std::unique_ptr<CovPlan> {
+    const covfast::Worker worker = covfast::choose_worker(static_cast<Isa>(p.at("ISA")), d.lanes());
     covfast::RunOptions o;
     o.threads = static_cast<int>(p.at("THREADS"));
     o.block = p.at("BLOCK");
@@ -85,8 +85,8 @@ CovKernel herk_kernel() {
   k.params = herk_params();
   k.preference = 20;
   k.min_default_lanes = kTiledFromLanes;
-  k.make_plan = [](const Device&, const CovDesc&, const Params& p) -> std::unique_ptr<CovPlan> {
-    const covfast::Worker worker = covfast::choose_worker(static_cast<Isa>(p.at("ISA")));
+  k.make_plan = [](const Device&, const CovDesc& d, const Params& p) -> std::unique_ptr<CovPlan> {
+    const covfast::Worker worker = covfast::choose_worker(static_cast<Isa>(p.at("ISA")), d.lanes());
     covfast::RunOptions o;
     o.threads = static_cast<int>(p.at("THREADS"));
     o.block = p.at("BLOCK");
