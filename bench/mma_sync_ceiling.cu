@@ -1,9 +1,8 @@
 // The rate of the mma.sync instruction itself on this GPU (issue 10's 16-bit ceiling): bf16
 // m16n8k16 from registers only, no memory, no barriers, timed beside nothing else.
 //
-// Build and run (standalone, not part of the CMake build):
-//   nvcc -O3 -arch=sm_90 -o /tmp/mma_sync_ceiling bench/mma_sync_ceiling.cu &&
-//   /tmp/mma_sync_ceiling
+// Built with the CUDA backend (target mma_sync_ceiling: build/mma_sync_ceiling), or alone:
+//   nvcc -O3 -arch=sm_90 -o /tmp/c bench/mma_sync_ceiling.cu && /tmp/c
 //
 // Two figures per line: "same operands" issues MT x NT independent accumulators on one A and
 // one B fragment (the instruction's issue limit); "warp tile" gives each product its own A and B
