@@ -55,7 +55,8 @@ if has cuda; then
   "$K" bench --device cuda:0 --kernels all --sizes 1024,2048,4096 --types f32 --vs cublas \
     --json "$R/ladder-cuda.json" --csv "$R/ladder-cuda.csv"
   plot "$R/ladder-cuda.json"
-  if grep -q 'mma.sync' "$R/devices.json"; then  # the tensor-core rungs, where the GPU has them
+  # The tensor-core rungs, where a GPU's capabilities name mma.sync.
+  if grep -q '"capabilities": *"[^"]*mma\.sync' "$R/devices.json"; then
     echo "== CUDA tensor cores: mma.sync and (Hopper) wgmma rungs, every compute mode (vs cuBLAS) =="
     "$K" bench --device cuda:0 \
       --kernels cuda.mma,cuda.mma_pipe,cuda.mma_tiles,cuda.wgmma,cuda.wgmma_ws,cuda.wgmma_3xtf32 \

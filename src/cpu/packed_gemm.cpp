@@ -244,16 +244,17 @@ void run_packed(const GemmDesc& d, const S* a, std::int64_t lda, const S* b, std
   using P = typename FormatTypes<F>::P;
   using Packer = Pack<D, F>;
   if (d.k == 0 || alpha == T(0)) return scale_c(c, ldc, d.m, d.n, beta);
-  Job<D, F> J{d.m, d.n, d.k,   a,    lda, d.op_a == Op::T,      b,     ldb, d.op_b == Op::T,
-              c,   ldc, alpha, beta, blk, pick_ukernel<F>(set), false, pf,  {nullptr, nullptr},
-              {}};
+  const Ukernel<P, T> uk = pick_ukernel<F>(set);
   // A in place: the packing would copy A's values unchanged (f32, f64; i32 as uint32) from a
   // row-major op(A), and the micro-kernel set reads rows. Saves the A pass over memory (~3 % of
   // a 1024^3 f32 GEMM on 2 cores).
   constexpr bool kSameBits = (D == DType::f32 && F == Format::f32) ||
                              (D == DType::f64 && F == Format::f64) ||
                              (D == DType::i32 && F == Format::u32);
-  J.a_in_place = kSameBits && !pack_a && d.op_a == Op::N && J.uk.rows != nullptr;
+  const bool a_in_place = kSameBits && !pack_a && d.op_a == Op::N && uk.rows != nullptr;
+  Job<D, F> J{
+      d.m,  d.n, d.k, a,          lda, d.op_a == Op::T,    b, ldb, d.op_b == Op::T, c, ldc, alpha,
+      beta, blk, uk,  a_in_place, pf,  {nullptr, nullptr}, {}};
   // Even blocks: k = 1024 with KC = 336 runs as 4 x 256, not 3 x 336 + a 16-deep block that
   // would rewrite all of C for little work (measured: f64 1024^3 went from 0.85x to ~parity).
   // Grouped formats need whole groups in every block but the last.
