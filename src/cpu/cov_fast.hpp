@@ -72,6 +72,12 @@ Worker worker_portable();
 // (16 lanes: 20 with 5x5 tiles) and planar real rows read in place.
 Worker choose_worker(Isa isa, std::int64_t lanes = 0);
 
+// Up to this many real lanes cpu.fast's DIRECT=auto reads planar rows in place; past it the
+// scratch block is faster (Zen 5, 2 cores, 64 M values, in place vs scratch: 20 lanes 0.88,
+// 25-30 0.89, 32 0.93, 36 1.00, 40 1.07-1.16, 55 1.12, 60 1.23-1.49: each tile's rows then
+// stream from the caller's rows, far apart, instead of one compact L2-resident block).
+inline constexpr std::int64_t kDirectMostLanes = 32;
+
 // Options of one run of the fast or tiled kernel.
 struct RunOptions {
   int threads = 0;                   // 0 = default_threads()

@@ -27,8 +27,9 @@ ParamSpace fast_params() {
       threads_param(),
       isa_param(),
       param("PF", 2, {0, 1, 2, 4}, 0, 64, "software prefetch distance in blocks (0: off)"),
-      param("DIRECT", 1, {0, 1}, 0, 1,
-            "planar, C a multiple of the tile: read rows in place (0: scratch)"),
+      choice("DIRECT", 2, {"0", "1", "auto"}, true,
+             "planar, C a multiple of the tile: 1 reads the rows in place, 0 shifts every block "
+             "into the scratch first; auto: in place up to 32 real lanes"),
   };
   return s;
 }
@@ -63,7 +64,8 @@ CovKernel fast_kernel() {
     o.threads = static_cast<int>(p.at("THREADS"));
     o.block = p.at("BLOCK");
     o.prefetch_blocks = p.at("PF");
-    o.direct = p.at("DIRECT") != 0;
+    const std::int64_t direct = p.at("DIRECT");
+    o.direct = direct == 1 || (direct == 2 && d.lanes() <= covfast::kDirectMostLanes);
     return std::make_unique<CovHostPlan>(
         [=](const CovArgs& a, CovMoments& m) { covfast::fast_moments(a, worker, o, m); });
   };
