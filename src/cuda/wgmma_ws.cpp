@@ -55,14 +55,24 @@ Params choose(const Device& dev, const GemmDesc& d) {
     // The plan pads m and n by up to 16 (see workspace_of).
     std::int64_t splits =
         fill_splits(dev, units, k_tiles, 4, sm90::split_slice_bytes(d.m + 16, d.n + 16));
-    // Bandwidth-bound (flops per operand byte below the device's peak over its bandwidth:
-    // 256 x 256 outputs): units for half the SMs ran faster than for all of them (bf16 / i8 at
-    // 256 x 256 x 65536: 0.79x / 0.75x cuBLAS with 33 ranges, 0.71x / 0.63x with 66).
-    const double intensity =
-        2.0 * double(d.m) * double(d.n) / (double(d.m + d.n) * double(dtype_size(d.types.a)));
+    // Bandwidth-bound (flops per operand byte below the device's peak over its bandwidth): as
+    // many ranges as keep the partial sums written and read back within a quarter of the
+    // operand bytes (H100, session 16, ranges swept at 256^2 x 65536, 384^2 x 65536 and 512^2 x
+    // 65536, bf16 and i8: the fastest count had that traffic at 19-26 % of the operands' in all
+    // six; twice it ran 10-25 % slower, as did half of it: bf16 512^2 16 ranges 0.072 ms against
+    // 8 (the former rule, ranges for half the SMs) 0.090, i8 8 against 4 0.045 / 0.056). Where
+    // not even two ranges fit that bound (small k), ranges for half the SMs.
+    const double es = double(dtype_size(d.types.a));
+    const double intensity = 2.0 * double(d.m) * double(d.n) / (double(d.m + d.n) * es);
     const double peak = dev.peak_gflops(d.types), bandwidth = dev.bandwidth_gbs;
-    if (peak > 0 && bandwidth > 0 && intensity < peak / bandwidth)
-      splits = std::min<std::int64_t>(splits, std::max<std::int64_t>(2, sms / (2 * units)));
+    if (peak > 0 && bandwidth > 0 && intensity < peak / bandwidth) {
+      const double operands = double(d.m + d.n) * double(d.k) * es;
+      const double per_range = 2.0 * double(d.m) * double(d.n) * 4.0;  // written, read back
+      const auto traffic_cap = static_cast<std::int64_t>(operands / 4.0 / per_range);
+      splits = traffic_cap >= 2
+                   ? std::min(splits, traffic_cap)
+                   : std::min<std::int64_t>(splits, std::max<std::int64_t>(2, sms / (2 * units)));
+    }
     if (splits >= 2 && i8_pingpong)
       return {{"BM", 128},   {"BN", 128},   {"PERSISTENT", 1}, {"CLUSTER", 2},
               {"STAGES", 6}, {"CSTORE", 2}, {"GROUP", 16},     {"SPLITK", splits}};
