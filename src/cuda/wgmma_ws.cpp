@@ -55,23 +55,19 @@ Params choose(const Device& dev, const GemmDesc& d) {
     // The plan pads m and n by up to 16 (see workspace_of).
     std::int64_t splits =
         fill_splits(dev, units, k_tiles, 4, sm90::split_slice_bytes(d.m + 16, d.n + 16));
-    // Bandwidth-bound (flops per operand byte below the device's peak over its bandwidth): as
-    // many ranges as keep the partial sums written and read back within a quarter of the
-    // operand bytes (H100, session 16, ranges swept at 256^2 x 65536, 384^2 x 65536 and 512^2 x
-    // 65536, bf16 and i8: the fastest count had that traffic at 19-26 % of the operands' in all
-    // six; twice it ran 10-25 % slower, as did half of it: bf16 512^2 16 ranges 0.072 ms against
-    // 8 (the former rule, ranges for half the SMs) 0.090, i8 8 against 4 0.045 / 0.056). Where
-    // not even two ranges fit that bound (small k), ranges for half the SMs.
-    const double es = double(dtype_size(d.types.a));
-    const double intensity = 2.0 * double(d.m) * double(d.n) / (double(d.m + d.n) * es);
+    // Bandwidth-bound (flops per operand byte below the device's peak over its bandwidth):
+    // ranges of at least 4096 k (8192 for i8's ping-pong pairs), but at least enough for half
+    // the SMs. H100, session 16, ranges swept at 256^2, 384^2 and 512^2 x 65536 for bf16, tf32,
+    // e4m3 (128 x 256 tiles) and i8: the fastest counts were 33 / 16 / 11-16 whatever the type
+    // (i8: 16 / 8 / 8), within 3 % of this rule's at every point; the former rule (half the SMs
+    // alone) ran 8-25 % slower at 384^2 and 512^2 (bf16 512^2: 8 ranges 0.090 ms, 16 0.072).
+    const double intensity =
+        2.0 * double(d.m) * double(d.n) / (double(d.m + d.n) * double(dtype_size(d.types.a)));
     const double peak = dev.peak_gflops(d.types), bandwidth = dev.bandwidth_gbs;
     if (peak > 0 && bandwidth > 0 && intensity < peak / bandwidth) {
-      const double operands = double(d.m + d.n) * double(d.k) * es;
-      const double per_range = 2.0 * double(d.m) * double(d.n) * 4.0;  // written, read back
-      const auto traffic_cap = static_cast<std::int64_t>(operands / 4.0 / per_range);
-      splits = traffic_cap >= 2
-                   ? std::min(splits, traffic_cap)
-                   : std::min<std::int64_t>(splits, std::max<std::int64_t>(2, sms / (2 * units)));
+      const std::int64_t by_length = d.k / (i8_pingpong ? 8192 : 4096);
+      const std::int64_t half_sms = std::max<std::int64_t>(2, sms / (2 * units));
+      splits = std::min(splits, std::max(by_length, half_sms));
     }
     if (splits >= 2 && i8_pingpong)
       return {{"BM", 128},   {"BN", 128},   {"PERSISTENT", 1}, {"CLUSTER", 2},

@@ -180,13 +180,14 @@ TEST_F(Wgmma, SmallOutputsSplitKOverTheSms) {
   // Where the device's peak and bandwidth are known, bandwidth-bound outputs fill half the SMs.
   hopper.bandwidth_gbs = 3352;
   hopper.tensor_peaks = {{"bf16", 989000.0}};
-  // 128 flop per operand byte < 295: partial sums within a quarter of the operand bytes.
-  EXPECT_EQ(splits(256, 256, 65536, "bf16"), 32);
+  // 128 flop per operand byte < 295: ranges of at least 4096 k, or for half the SMs.
+  EXPECT_EQ(splits(256, 256, 65536, "bf16"), 33);
   EXPECT_EQ(splits(512, 512, 65536, "bf16"), 16);
-  EXPECT_EQ(splits(384, 384, 65536, "bf16"), 21);
+  EXPECT_EQ(splits(384, 384, 65536, "bf16"), 16);
   hopper.tensor_peaks.push_back({"i8", 1979000.0});
-  EXPECT_EQ(splits(256, 256, 65536, "i8"), 16);  // 256 < 590
-  EXPECT_EQ(splits(512, 512, 65536, "i8"), 8);
+  EXPECT_EQ(splits(256, 256, 65536, "i8"), 16);  // 256 < 590: half the SMs' worth
+  EXPECT_EQ(splits(512, 512, 65536, "i8"), 8);   // ranges of 8192 k
+  EXPECT_EQ(splits(384, 384, 65536, "i8"), 8);
   EXPECT_EQ(splits(1024, 1024, 16384, "i8"), 2);    // 64 ping-pong tiles, 1024 > 590
   EXPECT_EQ(splits(1024, 1024, 16384, "bf16"), 4);  // 512 > 295
   EXPECT_EQ(splits(256, 256, 256, "bf16"), 1);      // still at most k-tiles / 4 ranges
