@@ -215,6 +215,9 @@ TEST_F(Wgmma, SmallOutputsSplitKOverTheSms) {
     return c.params.at("CLUSTER");
   };
   EXPECT_EQ(cluster(1024, 1024, 16384, "bf16"), 2);
+  // An odd count of tile rows: pairs take 6 x 3 CTAs per range, so 7 ranges fill the SMs once.
+  EXPECT_EQ(cluster(640, 640, 32768, "bf16"), 2);
+  EXPECT_EQ(splits(640, 640, 32768, "bf16"), 7);
   EXPECT_EQ(cluster(1024, 1024, 16384, "i8"), 2);  // split 128 x 128 ping-pong tiles
   for (const auto& [m, n, kk] : {std::array<std::int64_t, 3>{256, 256, 65536},
                                  std::array<std::int64_t, 3>{1000, 1000, 16000}}) {
