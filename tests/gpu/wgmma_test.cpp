@@ -177,7 +177,8 @@ TEST_F(Wgmma, SmallOutputsSplitKOverTheSms) {
   EXPECT_EQ(splits(256, 256, 256, "bf16"), 1);   // 4 k-tiles: nothing to split
   EXPECT_EQ(splits(4096, 4096, 4096, "bf16"), 1);
   EXPECT_EQ(splits(8192, 8192, 1024, "f32/tf32"), 1);
-  // Where the device's peak and bandwidth are known, bandwidth-bound outputs fill half the SMs.
+  // Where the device's peak and bandwidth are known, bandwidth-bound outputs take ranges of at
+  // least 4096 k (i8's pairs 8192), never fewer than fill half the SMs.
   hopper.bandwidth_gbs = 3352;
   hopper.tensor_peaks = {{"bf16", 989000.0}};
   // 128 flop per operand byte < 295: ranges of at least 4096 k, or for half the SMs.
