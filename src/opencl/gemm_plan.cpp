@@ -147,6 +147,7 @@ Program OclPlan::build(const std::vector<std::string>& files, Defines extra) con
   all.insert(all.end(), files.begin(), files.end());
   Defines defs = defines_of(params_);
   defs.insert(defs.end(), extra.begin(), extra.end());
+  if (cpu_device_) defs.emplace_back("CPU_DEVICE", 1);  // code shaped for CPU compilers
   return ocl::build(ctx_, all, defs, type_options(ctx_, desc_.types));
 }
 

@@ -123,7 +123,11 @@ void gemm_reg(int M, int N, int Kp, scal alpha, scal beta,
       acc out[VWN];
       UNPACK(VWN, out, 0, cpm[mi][w])
       const int j0 = (nv0 + tn + w * NDIMC) * VWN;
+#if CPU_DEVICE
+#pragma unroll 1
+#else
 #pragma unroll
+#endif
       for (int u = 0; u < VWN; ++u)
         if (j0 + u < N)
           put_result(C, ldc, i, j0 + u, out[u], alpha, beta, M, N, splits, batch, W);

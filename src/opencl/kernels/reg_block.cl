@@ -3,6 +3,13 @@
 // The host passes MWG NWG MDIMC NDIMC VWM VWN as -D defines. Work-item (tn, tm) of an
 // NDIMC x MDIMC group holds an (MWG/MDIMC) x (NWG/NDIMC) block of C as NVI vectors per row.
 #define MWI (MWG / MDIMC)
+// CPU_DEVICE = 1 (the host sets it for CPU devices): the epilogue loops over each vector's
+// components instead of unrolling them. PoCL's compiler took minutes over the unrolled
+// epilogue of a wide tile (MWI x NWI stores, each with its alpha/beta, split and bounds
+// code: f32 87 s, f16 about 230 s per program on a Zen 3) and 7-10 s over the loop.
+#ifndef CPU_DEVICE
+#define CPU_DEVICE 0
+#endif
 #define NWI (NWG / NDIMC)
 #define MVI (MWI / VWM)  // A vectors per work-item and k step
 #define NVI (NWI / VWN)  // B vectors (and C accumulator vectors per row) per work-item
