@@ -2,6 +2,8 @@
 // operands, KWG-deep slices staged in local memory (SA / SB) or read from global memory, optional
 // per-tile panels (PK); batches and split-K (SPLITK) in dimension 2. The default on CPU devices
 // (PoCL: SA = SB = 0 avoids barriers).
+#include <algorithm>
+
 #include "core/registry.hpp"
 #include "opencl/reg_block_plan.hpp"
 
@@ -60,14 +62,24 @@ std::string reg_limits(const Device& d, const GemmDesc& g, const Params& p) {
 }
 
 // CPU devices (PoCL): no local memory and no per-slice barrier, per-tile panels, a barrier every
-// 256 k (the group's slices stay in the core's cache), and per work-item an 8 x 32 (f64: 8 x 16)
-// tile of one-register vectors, which PoCL compiles to broadcast-FMA loops like a BLAS
-// micro-kernel. Zen 5 (session 11, with the pre-pass of CPU devices, pack_blocks): f32 158 ->
-// 357-377 / 399 GFLOP/s at 1024 / 2048^3, f64 31 -> 155-181 / 141.
+// 256 k (the group's slices stay in the core's cache), and per work-item a tile of vectors of the
+// device's native width, which PoCL compiles to broadcast-FMA loops like a BLAS micro-kernel.
+// AVX-512 (16 floats): 8 x 32 (f64: 8 x 16), two one-register vectors per row; Zen 5 (session
+// 11, with the pre-pass of CPU devices, pack_blocks): f32 158 -> 357-377 / 399 GFLOP/s at
+// 1024 / 2048^3, f64 31 -> 155-181 / 141. Narrower vectors (AVX2: 8 floats): 16 x 8 (f64:
+// 16 x 4), one register per row, KWG 16 -- the AVX-512 tile there would need 32 accumulator
+// registers of 16. Zen 3, same process, three rounds: f32 1024^3 41-48 -> 69-74 GFLOP/s,
+// 2048^3 29-40 -> 58-59, f64 1024^3 19-22 -> 26 (session 17, docs/BENCHMARKS.md).
 // GPUs: the defaults (ocl.reg2 is their rung).
 Params reg_heuristic(const Device& d, const GemmDesc& g) {
   if (d.is_gpu) return {};
   const bool wide = acc_bytes(g.types) == 8;
+  const int width = native_float_width(d);
+  if (width > 0 && width < 16) {
+    const std::int64_t vwn = wide ? std::max(1, width / 2) : width;
+    return {{"SA", 0},    {"SB", 0},  {"PK", 1},        {"KBAR", 256}, {"KWG", 16}, {"MWG", 32},
+            {"MDIMC", 2}, {"VWM", 8}, {"NWG", 4 * vwn}, {"NDIMC", 4},  {"VWN", vwn}};
+  }
   return {{"SA", 0},
           {"SB", 0},
           {"PK", 1},

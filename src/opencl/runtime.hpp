@@ -42,6 +42,10 @@ void check(cl_int err, std::string_view what);
 // Returns an empty list (never throws) when there is no ICD or no platform.
 std::vector<Device> discover();
 
+// The device's native float vector width (CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, kept in its
+// details as "native float width" by discover()): 8 for PoCL on AVX2, 16 on AVX-512; 0 unknown.
+int native_float_width(const Device& device);
+
 // A device's context and its in-order, profiling-enabled queue, plus the facts kernels need.
 class Context {
  public:

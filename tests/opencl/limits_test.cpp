@@ -171,26 +171,38 @@ TEST(OpenclLimits, ZeroParameterFromTheTuningDatabaseIsIgnored) {
 
 // ocl.reg's heuristic: CPU devices get the barrier-free register tiles with a barrier every 256 k
 // (8 x 32 f32 / 8 x 16 f64 per work-item), GPUs the defaults; the choice is valid and runs.
-TEST(OpenclHeuristic, CpuDevicesGetRegisterTilesGpusTheDefaults) {
+TEST(OpenclHeuristic, CpuDevicesGetRegisterTilesOfTheirVectorWidthGpusTheDefaults) {
   KAFEL_OPENCL_DEVICE_OR_SKIP(real);
   const GemmKernel& reg = find_gemm_kernel(real, "ocl.reg");
-  Device cpu = real, gpu = real;
-  cpu.is_gpu = false;
+  EXPECT_GT(ocl::native_float_width(real), 0) << "discover() keeps the native float width";
+  Device gpu = real;
   gpu.is_gpu = true;
   test::NoTuningDb no_db;
-  for (DType t : {DType::f32, DType::f64}) {
-    if (t == DType::f64 && !real.caps.has(Cap::fp64)) continue;
-    GemmDesc d = kSmall;
-    d.types = t;
-    const Params p = choose_gemm(cpu, d, "ocl.reg").params;
-    EXPECT_EQ(p.at("SA"), 0);
-    EXPECT_EQ(p.at("SB"), 0);
-    EXPECT_EQ(p.at("KBAR"), 256);
-    EXPECT_EQ(p.at("MWG") / p.at("MDIMC"), 8) << to_string(t);
-    EXPECT_EQ(p.at("NWG") / p.at("NDIMC"), t == DType::f64 ? 16 : 32) << to_string(t);
-    EXPECT_TRUE(reg.params.check(p).empty()) << reg.params.check(p);
-    EXPECT_EQ(choose_gemm(gpu, d, "ocl.reg").params, reg.params.defaults()) << to_string(t);
-    if (!real.is_gpu) expect_runs(real, d, "ocl.reg");
+  // The same device as PoCL on AVX-512 (16 floats) and on AVX2 (8 floats).
+  for (const int width : {16, 8}) {
+    Device cpu = real;
+    cpu.is_gpu = false;
+    for (auto& [key, value] : cpu.details)
+      if (key == "native float width") value = std::to_string(width);
+    ASSERT_EQ(ocl::native_float_width(cpu), width);
+    for (DType t : {DType::f32, DType::f64}) {
+      if (t == DType::f64 && !real.caps.has(Cap::fp64)) continue;
+      GemmDesc d = kSmall;
+      d.types = t;
+      const Params p = choose_gemm(cpu, d, "ocl.reg").params;
+      const std::string what = std::string(to_string(t)) + " at width " + std::to_string(width);
+      EXPECT_EQ(p.at("SA"), 0);
+      EXPECT_EQ(p.at("SB"), 0);
+      EXPECT_EQ(p.at("KBAR"), 256);
+      // Rows of C per work-item, and per row vectors of exactly one native register.
+      const std::int64_t lanes = t == DType::f64 ? width / 2 : width;
+      EXPECT_EQ(p.at("VWN"), lanes) << what;
+      EXPECT_EQ(p.at("MWG") / p.at("MDIMC"), width == 16 ? 8 : 16) << what;
+      EXPECT_EQ(p.at("NWG") / p.at("NDIMC"), width == 16 ? 2 * lanes : lanes) << what;
+      EXPECT_TRUE(reg.params.check(p).empty()) << reg.params.check(p);
+      EXPECT_EQ(choose_gemm(gpu, d, "ocl.reg").params, reg.params.defaults()) << what;
+      if (!real.is_gpu) expect_runs(cpu, d, "ocl.reg");
+    }
   }
 }
 
