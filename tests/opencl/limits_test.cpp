@@ -170,7 +170,8 @@ TEST(OpenclLimits, ZeroParameterFromTheTuningDatabaseIsIgnored) {
 }
 
 // ocl.reg's heuristic: CPU devices get the barrier-free register tiles with a barrier every 256 k
-// (8 x 32 f32 / 8 x 16 f64 per work-item), GPUs the defaults; the choice is valid and runs.
+// whose rows are vectors of one native register (8 x 32 f32 / 8 x 16 f64 per work-item at 16
+// floats, 16 x 8 / 16 x 4 at 8), GPUs the defaults; each choice is valid and runs.
 TEST(OpenclHeuristic, CpuDevicesGetRegisterTilesOfTheirVectorWidthGpusTheDefaults) {
   KAFEL_OPENCL_DEVICE_OR_SKIP(real);
   const GemmKernel& reg = find_gemm_kernel(real, "ocl.reg");

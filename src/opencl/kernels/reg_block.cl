@@ -2,7 +2,7 @@
 // rung's file: per-work-item tile sizes, vector types, global vector loads, batches and split-K.
 // The host passes MWG NWG MDIMC NDIMC VWM VWN as -D defines. Work-item (tn, tm) of an
 // NDIMC x MDIMC group holds an (MWG/MDIMC) x (NWG/NDIMC) block of C as NVI vectors per row.
-#define MWI (MWG / MDIMC)
+
 // CPU_DEVICE = 1 (the host sets it for CPU devices): the epilogue loops over each vector's
 // components instead of unrolling them. PoCL's compiler took minutes over the unrolled
 // epilogue of a wide tile (MWI x NWI stores, each with its alpha/beta, split and bounds
@@ -10,6 +10,8 @@
 #ifndef CPU_DEVICE
 #define CPU_DEVICE 0
 #endif
+
+#define MWI (MWG / MDIMC)
 #define NWI (NWG / NDIMC)
 #define MVI (MWI / VWM)  // A vectors per work-item and k step
 #define NVI (NWI / VWN)  // B vectors (and C accumulator vectors per row) per work-item
