@@ -22,6 +22,20 @@ __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
 }
 
+// ---- programmatic dependent launch ---------------------------------------------------------
+
+// Lets the next kernel of the stream, launched with programmatic stream serialisation, start
+// its CTAs on free SMs now; it still waits in grid_dependency_wait for this grid's end.
+__device__ __forceinline__ void launch_dependents() {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
+// Waits until the grids this one depends on have finished and their writes are visible (a
+// no-op for a kernel launched without programmatic stream serialisation).
+__device__ __forceinline__ void grid_dependency_wait() {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+
 // ---- mbarriers --------------------------------------------------------------------------
 
 __device__ __forceinline__ void mbar_init(std::uint64_t* bar, std::uint32_t count) {

@@ -411,6 +411,39 @@ TEST(CudaTensorCores, ThreeTf32SplitK) {
   }
 }
 
+// Split 16-bit outputs whose 256-column tiles would pad more (or leave their last column at
+// most half full) take 256 x 128 tiles by default: edges in m and n, a k tail, both layouts of
+// B, beta != 0 with an f32 C, each checked through the default choice.
+TEST(CudaTensorCores, TallSplitTilesByDefault) {
+  KAFEL_REQUIRE_CUDA();
+  if (!cuda0()->caps.has(Cap::wgmma_sm90a)) GTEST_SKIP() << "no wgmma on this GPU";
+  NoTuningDb no_db;  // the heuristic's choice
+  struct Case {
+    const char* types;
+    std::int64_t m, n, k;
+    Op op_b;
+    double beta;
+  };
+  const Case cases[] = {
+      {"bf16", 384, 384, 16384, Op::N, 0.0},      // 2 x 3 tiles, half of the second row empty
+      {"f16", 1000, 380, 12040, Op::T, 0.0},      // 4 x 3 tiles against 8 x 2, k tail
+      {"bf16->f32", 640, 640, 8200, Op::N, 0.5},  // 3 x 5 tiles, beta in the reduction
+  };
+  for (const Case& c : cases) {
+    const GemmDesc d{c.m, c.n, c.k, Op::N, c.op_b, 1.0, c.beta, GemmTypes::parse(c.types)};
+    const GemmChoice chosen = choose_gemm(*cuda0(), d);
+    ASSERT_EQ(chosen.kernel, "cuda.wgmma_ws") << d.shape();
+    EXPECT_EQ(chosen.params.at("BM"), 256) << d.shape() << " " << chosen.config();
+    EXPECT_EQ(chosen.params.at("BN"), 128) << d.shape() << " " << chosen.config();
+    EXPECT_GT(chosen.params.at("SPLITK"), 1) << d.shape() << " " << chosen.config();
+    test::ProblemOptions opt;
+    opt.seed = static_cast<std::uint64_t>(c.m + 3 * c.k);
+    test::Problem p = test::make_problem(d, opt);
+    const VerifyResult r = test::run_and_verify(*cuda0(), "cuda.wgmma_ws", p, chosen.params);
+    EXPECT_TRUE(r.passed) << d.shape() << " " << chosen.config() << ": " << r.message;
+  }
+}
+
 // Ping-pong (cuda.wgmma_ws, 128 x 128 tiles): the two consumer warpgroups take a persistent
 // CTA's tiles in turn, each skipping the other's ring slots. Outputs of more tiles than SMs give
 // CTAs one to four tiles (odd and even counts), short k wraps the ring inside and across tiles,

@@ -217,8 +217,31 @@ TEST_F(Wgmma, SmallOutputsSplitKOverTheSms) {
   };
   EXPECT_EQ(cluster(1024, 1024, 16384, "bf16"), 2);
   // An odd count of tile rows: pairs take 6 x 3 CTAs per range, so 7 ranges fill the SMs once.
-  EXPECT_EQ(cluster(640, 640, 32768, "bf16"), 2);
-  EXPECT_EQ(splits(640, 640, 32768, "bf16"), 7);
+  EXPECT_EQ(cluster(640, 768, 32768, "bf16"), 2);
+  EXPECT_EQ(splits(640, 768, 32768, "bf16"), 7);
+  // Split 16-bit outputs that 256 x 128 tiles cover with less padding, or with as much where
+  // the 256-column tiles' last column is at most half full, take those tiles without clusters;
+  // 640 x 640 then has 3 x 5 tiles, 8 ranges.
+  auto tile = [&](std::int64_t m, std::int64_t n, std::int64_t kk, const char* t) {
+    const GemmDesc d{m, n, kk, Op::N, Op::N, 1.0, 0.0, GemmTypes::parse(t)};
+    const Params p = choose_params_for(k, hopper, d, {}).params;
+    return std::pair{p.at("BM"), p.at("BN")};
+  };
+  const std::pair<std::int64_t, std::int64_t> tall{256, 128}, wide{128, 256}, square{128, 128};
+  for (const char* t : {"bf16", "f16", "bf16->f32"}) {
+    EXPECT_EQ(tile(640, 640, 32768, t), tall) << t;
+    EXPECT_EQ(tile(384, 384, 65536, t), tall) << t;
+    EXPECT_EQ(tile(896, 896, 16384, t), tall) << t;
+    EXPECT_EQ(tile(1024, 384, 16384, t), tall) << t;  // 12 full tiles against 16 half-used
+    EXPECT_EQ(tile(640, 1024, 16384, t), wide) << t;  // wide tiles pad less
+    EXPECT_EQ(tile(1024, 1024, 16384, t), wide) << t;
+    EXPECT_EQ(tile(256, 256, 65536, t), wide) << t;
+  }
+  EXPECT_EQ(cluster(640, 640, 32768, "bf16"), 1);
+  EXPECT_EQ(splits(640, 640, 32768, "bf16"), 8);
+  EXPECT_EQ(tile(384, 384, 65536, "i8"), square);  // i8 splits its ping-pong pairs
+  EXPECT_EQ(tile(384, 384, 65536, "e4m3"), wide);  // measured no faster in tall tiles
+  EXPECT_EQ(tile(384, 384, 65536, "f32/tf32"), wide);
   EXPECT_EQ(cluster(1024, 1024, 16384, "i8"), 2);  // split 128 x 128 ping-pong tiles
   for (const auto& [m, n, kk] : {std::array<std::int64_t, 3>{256, 256, 65536},
                                  std::array<std::int64_t, 3>{1000, 1000, 16000}}) {
