@@ -20,6 +20,17 @@ namespace {
 // small outputs.
 const Params kPingPong{{"BM", 128}, {"BN", 128}, {"PERSISTENT", 1}, {"STAGES", 5}, {"CSTORE", 1}};
 
+// Whether 256 x 128 tiles cover m x n better than 128 x 256 ones: less padded area, or as
+// much with the wide tiles' last column at most half full. Split 16-bit shapes of that kind ran
+// 11-13 % faster in tall tiles on an H200 (session 18, bf16: 384^2 x 65536 0.0615 -> 0.0544 ms,
+// 640^2 x 32768 0.068 -> 0.060, 896^2 x 16384 0.061 -> 0.053; 384^2 x 16384 equal), not where
+// the wide tiles pad less (640 x 1024 x 16384: 0.045 against 0.052).
+bool tall_tiles_fit_better(std::int64_t m, std::int64_t n) {
+  auto up = [](std::int64_t x, std::int64_t t) { return (x + t - 1) / t * t; };
+  const std::int64_t wide = up(m, 128) * up(n, 256), tall = up(m, 256) * up(n, 128);
+  return tall < wide || (tall == wide && n % 256 != 0 && n % 256 <= 128);
+}
+
 // Measured on an H100 (docs/cuda.md, Hopper; session 10 swept persistence, clusters and the
 // group height on every role): persistent with the TMA-store epilogue and groups of 16 tile rows
 // at k <= 2048, where the epilogue weighs most (8192 x 8192 x 1024: bf16 0.96x cuBLAS against
@@ -36,17 +47,6 @@ const Params kPingPong{{"BM", 128}, {"BN", 128}, {"PERSISTENT", 1}, {"STAGES", 5
 // Split 128 x 256 tiles of 16-bit inputs pair CTAs in clusters sharing B (session 9: 1024 x
 // 1024 x 16384 0.065 -> 0.061 ms), not 256 x 128 tiles (4096 x 64 x 16384) or 2-tile outputs
 // (256 x 256 x 65536), where that measured slower; i8 splits paired 128 x 128 ping-pong tiles.
-// Whether 256 x 128 tiles cover m x n better than 128 x 256 ones: less padded area, or as
-// much with the wide tiles' last column at most half full. Split 16-bit shapes of that kind ran
-// 11-13 % faster in tall tiles on an H200 (session 18, bf16: 384^2 x 65536 0.0615 -> 0.0544 ms,
-// 640^2 x 32768 0.068 -> 0.060, 896^2 x 16384 0.061 -> 0.053; 384^2 x 16384 equal), not where
-// the wide tiles pad less (640 x 1024 x 16384: 0.045 against 0.052).
-bool tall_tiles_fit_better(std::int64_t m, std::int64_t n) {
-  auto up = [](std::int64_t x, std::int64_t t) { return (x + t - 1) / t * t; };
-  const std::int64_t wide = up(m, 128) * up(n, 256), tall = up(m, 256) * up(n, 128);
-  return tall < wide || (tall == wide && n % 256 != 0 && n % 256 <= 128);
-}
-
 Params choose(const Device& dev, const GemmDesc& d) {
   const bool narrow = d.n <= 128;
   const std::int64_t bm = narrow ? 256 : 128, bn = narrow ? 128 : 256;
@@ -62,19 +62,20 @@ Params choose(const Device& dev, const GemmDesc& d) {
     // i8 splits 128 x 128 ping-pong tiles, paired in clusters, 6 slots (session 10, kafel tune:
     // 256 x 256 x 65536 1.19x and 1024 x 1024 x 16384 1.08x the split 128 x 256 tiles).
     const bool i8_pingpong = d.types.a == DType::i8 && !narrow;
-    // Split 16-bit tall tiles run without clusters (pairs were 2-60 % slower but at 384^2 x
-    // 65536, session 18).
+    // Split 16-bit tall tiles run without clusters (pairs of them were 2-60 % slower, except at
+    // 384^2 x 65536, session 18).
     const bool tall = sixteen_bit && !narrow && tall_tiles_fit_better(d.m, d.n);
     // CTAs per range: clusters of 2 pair tiles down m, so an odd tile row count takes one CTA
     // more per column (640 x 640 bf16: 15 tiles but 18 CTAs; ranges for 15 made two waves of
     // 144 CTAs, 0.104 ms against 0.047 for cuBLAS, session 16).
     const bool paired = i8_pingpong || (sixteen_bit && !narrow && !tall && tiles >= 8);
-    const std::int64_t tile_m = i8_pingpong ? 128
-                                : tall      ? 256
-                                            : bm,
-                       tile_n = i8_pingpong ? 128
-                                : tall      ? 128
-                                            : bn;
+    std::int64_t tile_m = bm, tile_n = bn;
+    if (i8_pingpong) {
+      tile_m = tile_n = 128;
+    } else if (tall) {
+      tile_m = 256;
+      tile_n = 128;
+    }
     const std::int64_t rows = (d.m + tile_m - 1) / tile_m, cols = (d.n + tile_n - 1) / tile_n;
     const std::int64_t units = (paired ? (rows + 1) / 2 * 2 : rows) * cols;
     // The plan pads m and n by up to 16 (see workspace_of).
@@ -98,8 +99,7 @@ Params choose(const Device& dev, const GemmDesc& d) {
       return {{"BM", 128},   {"BN", 128},   {"PERSISTENT", 1}, {"CLUSTER", 2},
               {"STAGES", 6}, {"CSTORE", 2}, {"GROUP", 16},     {"SPLITK", splits}};
     if (splits >= 2) {
-      p.insert({{"SPLITK", splits}, {"STAGES", 4}, {"CSTORE", 2}});
-      if (tall) p = {{"BM", 256}, {"BN", 128}, {"SPLITK", splits}, {"STAGES", 4}, {"CSTORE", 2}};
+      p = {{"BM", tile_m}, {"BN", tile_n}, {"SPLITK", splits}, {"STAGES", 4}, {"CSTORE", 2}};
       if (paired) p["CLUSTER"] = 2;
       return p;
     }
