@@ -147,8 +147,8 @@ Device describe(cl_platform_id p, cl_device_id d, int pi, int di) {
   if ((type & CL_DEVICE_TYPE_CPU) != 0) use_host_peak(dev);
   if (has_word(ext, "cl_khr_fp16")) dev.caps |= Cap::fp16;
   if (images) dev.caps |= Cap::images;
-  dev.details.push_back({"native float width", std::to_string(device_value<cl_uint>(
-                                                   d, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT))});
+  dev.details.push_back({kNativeFloatWidth, std::to_string(device_value<cl_uint>(
+                                                d, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT))});
   dev.details.push_back({"platform", platform_string(p, CL_PLATFORM_NAME)});
   dev.details.push_back({"version", device_string(d, CL_DEVICE_VERSION)});
   dev.details.push_back({"max work-group size", std::to_string(device_value<std::size_t>(
@@ -253,7 +253,7 @@ void check(cl_int err, std::string_view what) {
 
 int native_float_width(const Device& device) {
   for (const auto& [key, value] : device.details)
-    if (key == "native float width") return std::atoi(value.c_str());
+    if (key == kNativeFloatWidth) return std::atoi(value.c_str());
   return 0;
 }
 

@@ -43,7 +43,8 @@ void check(cl_int err, std::string_view what);
 std::vector<Device> discover();
 
 // The device's native float vector width (CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, kept in its
-// details as "native float width" by discover()): 8 for PoCL on AVX2, 16 on AVX-512; 0 unknown.
+// details under kNativeFloatWidth by discover()): 8 for PoCL on AVX2, 16 on AVX-512; 0 unknown.
+inline constexpr const char* kNativeFloatWidth = "native float width";
 int native_float_width(const Device& device);
 
 // A device's context and its in-order, profiling-enabled queue, plus the facts kernels need.

@@ -179,12 +179,12 @@ TEST(OpenclHeuristic, CpuDevicesGetRegisterTilesOfTheirVectorWidthGpusTheDefault
   Device gpu = real;
   gpu.is_gpu = true;
   test::NoTuningDb no_db;
-  // The same device as PoCL on AVX-512 (16 floats) and on AVX2 (8 floats).
-  for (const int width : {16, 8}) {
+  // The same device as PoCL on AVX-512 (16 floats), AVX2 (8 floats) and SSE (4 floats).
+  for (const int width : {16, 8, 4}) {
     Device cpu = real;
     cpu.is_gpu = false;
     for (auto& [key, value] : cpu.details)
-      if (key == "native float width") value = std::to_string(width);
+      if (key == ocl::kNativeFloatWidth) value = std::to_string(width);
     ASSERT_EQ(ocl::native_float_width(cpu), width);
     for (DType t : {DType::f32, DType::f64}) {
       if (t == DType::f64 && !real.caps.has(Cap::fp64)) continue;
