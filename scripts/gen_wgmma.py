@@ -14,9 +14,10 @@ KINDS = [
     ("E5m2", "f32.e5m2.e5m2", 32, "float", "f", False),
     ("S8", "s32.s8.s8", 32, "std::int32_t", "r", False),
 ]
-NS = [128, 256]
-# Narrower shapes for single kinds: the covariance kernel's diagonal tiles need 64 columns.
-EXTRA = [("Tf32", 64)]
+# 64 columns: the skinny GEMM tiles (128 x 64) and the covariance kernel's diagonal tiles.
+NS = [64, 128, 256]
+# Further shapes for single kinds (none at present).
+EXTRA = []
 
 HEADER = """\
 // wgmma.mma_async wrappers (sm_90a): d[N/2] += A (64 x K, shared) * B (K x N, shared) for one

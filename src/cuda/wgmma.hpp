@@ -66,13 +66,17 @@ struct Options {
 };
 
 // Tile shapes (BM x BN) compiled for the warp-specialised kernel: the two consumer warpgroups
-// share a 128 x 256 or 256 x 128 tile, or take 128 x 128 tiles whole and in turn (ping-pong:
-// persistent only). The one-CTA-per-tile kernel has 128 x 256 only, and tf32x3 (three
-// accumulators per consumer) 128 x 128 shared by both consumers only.
-inline constexpr int kShapes[][2] = {{128, 256}, {256, 128}, {128, 128}};
+// share a 128 x 256, 256 x 128 or (skinny outputs) 128 x 64 tile, or take 128 x 128 tiles whole
+// and in turn (ping-pong: persistent only). The 128 x 64 tile needs a K-major A, no clusters
+// and at most one C staging round. The one-CTA-per-tile kernel has 128 x 256 only, and tf32x3
+// (three accumulators per consumer) 128 x 128 shared by both consumers only.
+inline constexpr int kShapes[][2] = {{128, 256}, {256, 128}, {128, 128}, {128, 64}};
 inline constexpr int kSplitShape[2] = {128, 128};
 inline bool pingpong(const Options& o) {
   return o.bm == 128 && o.bn == 128;
+}
+inline bool skinny(const Options& o) {
+  return o.bm == 128 && o.bn == 64;
 }
 // The most split-K ranges a problem may take.
 inline constexpr int kMaxSplits = 256;

@@ -85,7 +85,8 @@ struct Cfg {
   static constexpr int PART_A = BM * 128, PART_B = BN * 128;  // one part's tile
   static constexpr int A_BYTES = PART_A * (SPLIT ? 2 : 1), B_BYTES = PART_B * (SPLIT ? 2 : 1);
   static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
-  static_assert(WM % 64 == 0 && (BN == 128 || BN == 256) && BM <= 256, "unsupported tile");
+  static_assert(WM % 64 == 0 && (BN == 64 || BN == 128 || BN == 256) && BM <= 256,
+                "unsupported tile");
   static_assert(Elem<Tag>::mn_major || (!A_MN && !B_MN), "this type needs K-major tiles");
   static_assert(!SPLIT ||
                     ((std::is_same_v<Tag, Tf32> || std::is_same_v<Tag, F16>)&&MI == 1 && !PINGPONG),
@@ -460,10 +461,14 @@ __device__ __forceinline__ void store_tile_tma(const typename C::Acc (&acc)[C::M
                                                const CUtensorMap* map, int row0, int col0,
                                                int consumer, int c_rounds, Pack pack) {
   constexpr int X = Pack::size / 2;
-  if (c_rounds == 1)
-    store_tile_tma<C, X>(acc, e, buf, map, row0, col0, consumer, pack);
-  else
-    store_tile_tma<C, 2 * X>(acc, e, buf, map, row0, col0, consumer, pack);
+  // A part of fewer 128-byte chunks than two rounds need (64 columns of 16-bit C) is compiled
+  // for one round only; check_options refuses two for it.
+  if constexpr (C::BN * Pack::size / 128 >= 2 * X)
+    if (c_rounds != 1) {
+      store_tile_tma<C, 2 * X>(acc, e, buf, map, row0, col0, consumer, pack);
+      return;
+    }
+  store_tile_tma<C, X>(acc, e, buf, map, row0, col0, consumer, pack);
 }
 
 struct PackBf16 {
@@ -1067,5 +1072,9 @@ std::string launch_config(const Problem& p, const Options& o, cudaStream_t strea
   }
   return rc == cudaSuccess ? "" : cudaGetErrorString(rc);
 }
+
+// Launches the skinny 128 x 64 configurations (wgmma_skinny_sm90a.cu), as launch_config does
+// the others; `o` has passed check_options.
+std::string launch_skinny(Input in, const Problem& p, const Options& o, cudaStream_t stream);
 
 }  // namespace kafel::cuda::sm90

@@ -31,6 +31,26 @@ bool tall_tiles_fit_better(std::int64_t m, std::int64_t n) {
   return tall < wide || (tall == wide && n % 256 != 0 && n % 256 <= 128);
 }
 
+// Outputs at most 64 columns wide stream A through 128 x 64 tiles: at n = 64 a 128-column tile
+// doubles the tensor work per byte of A, which for fp8 is as long as reading A. 8 slots of 24
+// KiB keep A's loads in flight; C is staged in one round. Fewer tiles than half the SMs split k
+// to fill them once. H200, session 19, 16384 x 64 x 16384 against the 128 x 128 ping-pong
+// tiles: bf16 0.1575 -> 0.1325 ms, e4m3 0.0999 -> 0.0710 (0.98-0.99x cuBLAS(Lt)); 6 slots or
+// direct stores within 1 %.
+Params choose_skinny(const Device& dev, const GemmDesc& d) {
+  Params p{{"BM", 128}, {"BN", 64}, {"PERSISTENT", 1}, {"STAGES", 8}, {"CSTORE", 1}};
+  const std::int64_t sms = dev.compute_units > 0 ? dev.compute_units : 132;
+  const std::int64_t tiles = (d.m + 127) / 128;
+  const std::int64_t bk = 128 / static_cast<std::int64_t>(dtype_size(d.types.a));
+  const std::int64_t k_tiles = (d.k + bk - 1) / bk;
+  if (tiles > 0 && 2 * tiles <= sms) {
+    const std::int64_t splits =
+        fill_splits(dev, tiles, k_tiles, 4, sm90::split_slice_bytes(d.m + 16, d.n + 16));
+    if (splits >= 2) p["SPLITK"] = splits;
+  }
+  return p;
+}
+
 // Measured on an H100 (docs/cuda.md, Hopper; session 10 swept persistence, clusters and the
 // group height on every role): persistent with the TMA-store epilogue and groups of 16 tile rows
 // at k <= 2048, where the epilogue weighs most (8192 x 8192 x 1024: bf16 0.96x cuBLAS against
@@ -38,16 +58,18 @@ bool tall_tiles_fit_better(std::int64_t m, std::int64_t n) {
 // persistent clusters of 2 sharing B with 4 slots and C stored by TMA in two rounds (4096^3 /
 // 8192^3: i8 0.97 / 1.16x against 0.89 / 1.11x for one CTA per tile, f16 0.98 / 1.03x against
 // 0.93 / 1.01x; persistent CTAs without clusters ran 0.79-0.95x with groups of 8).
-// Outputs at most 128 columns wide take 256 x 128 tiles (a 128 x 256 tile would compute 3/4
-// zeros at n = 64). Fewer tiles than half the SMs (small C): 128 x 128 tiles (ping-pong) without
-// a split where they fill 90 % of the SMs, or a quarter with k at most 32 k-tiles (session 9:
-// 1024^3 bf16 11 vs 22 us split 4 ways, i8 10 vs 19; 16384 x 64 x 16384 bf16 0.191 vs 0.201
-// ms, i8 0.104 vs 0.111); otherwise split-K into as many k ranges as fill the SMs once, each at
-// least 4 k-tiles, the partial sums within 1/8 of the device's memory and stored by TMA.
-// Split 128 x 256 tiles of 16-bit inputs pair CTAs in clusters sharing B (session 9: 1024 x
-// 1024 x 16384 0.065 -> 0.061 ms), not 256 x 128 tiles (4096 x 64 x 16384) or 2-tile outputs
-// (256 x 256 x 65536), where that measured slower; i8 splits paired 128 x 128 ping-pong tiles.
+// Outputs of 65-128 columns take 256 x 128 tiles (a 128 x 256 tile would compute half zeros
+// at n = 128); narrower ones, choose_skinny. Fewer tiles than half the SMs (small C): 128 x 128
+// tiles (ping-pong) without a split where they fill 90 % of the SMs, or a quarter with k at most 32
+// k-tiles (session 9: 1024^3 bf16 11 vs 22 us split 4 ways, i8 10 vs 19; 16384 x 64 x 16384 bf16
+// 0.191 vs 0.201 ms, i8 0.104 vs 0.111, before the skinny tiles); otherwise split-K into as many k
+// ranges as fill the SMs once, each at least 4 k-tiles, the partial sums within 1/8 of the device's
+// memory and stored by TMA. Split 128 x 256 tiles of 16-bit inputs pair CTAs in clusters sharing B
+// (session 9: 1024 x 1024 x 16384 0.065 -> 0.061 ms), not 256 x 128 tiles (4096 x 64 x 16384) or
+// 2-tile outputs (256 x 256 x 65536), where that measured slower; i8 splits paired 128 x 128
+// ping-pong tiles.
 Params choose(const Device& dev, const GemmDesc& d) {
+  if (d.n <= 64 && (dtype_size(d.types.a) != 2 || d.op_a == Op::N)) return choose_skinny(dev, d);
   const bool narrow = d.n <= 128;
   const std::int64_t bm = narrow ? 256 : 128, bn = narrow ? 128 : 256;
   Params p{{"BM", bm}, {"BN", bn}};

@@ -444,6 +444,59 @@ TEST(CudaTensorCores, TallSplitTilesByDefault) {
   }
 }
 
+// Skinny outputs (n <= 64, cuda.wgmma_ws 128 x 64 tiles): every role, both layouts of B for
+// 16-bit inputs, edges in m, n and k, n = 1, one k-tile, more tiles than SMs (the ring wraps
+// across a persistent CTA's tiles), split-K with beta != 0, direct and staged stores; then the
+// default choice of one shape of each kind, run as chosen.
+TEST(CudaTensorCores, SkinnyTilesEveryRoleAndEdge) {
+  KAFEL_REQUIRE_CUDA();
+  if (!cuda0()->caps.has(Cap::wgmma_sm90a)) GTEST_SKIP() << "no wgmma on this GPU";
+  struct Case {
+    const char* types;
+    std::int64_t m, n, k;
+    Op op_b;
+    double beta;
+    std::int64_t cstore, splits;
+  };
+  const Case cases[] = {
+      {"bf16", 1000, 64, 3000, Op::N, 0.0, 1, 1},       // 8 tiles, the last one part-filled
+      {"f16", 777, 33, 1030, Op::T, 0.0, 1, 1},         // B K-major, n and k edges
+      {"bf16->f32", 300, 64, 20000, Op::N, 0.5, 1, 5},  // split, beta in the reduction
+      {"f16->f32", 640, 40, 9000, Op::T, 0.0, 1, 3},    // split sums staged through TMA
+      {"f32/tf32", 2000, 17, 515, Op::N, 0.0, 1, 1},    // 32-bit C in two rounds
+      {"e4m3", 513, 64, 4100, Op::N, 0.0, 1, 3},
+      {"e5m2->f32", 200, 56, 1000, Op::T, 0.0, 0, 1},  // direct stores
+      {"i8", 1030, 50, 2050, Op::N, 0.0, 1, 4},        // exact, split
+      {"bf16", 4100, 1, 700, Op::N, 0.0, 1, 1},        // one column
+      {"bf16", 129, 64, 64, Op::N, 0.0, 1, 1},         // one k-tile
+      {"bf16", 40000, 64, 256, Op::N, 0.0, 1, 1},      // 313 tiles of 4 k-tiles
+  };
+  for (const Case& c : cases) {
+    const GemmDesc d{c.m, c.n, c.k, Op::N, c.op_b, 1.0, c.beta, GemmTypes::parse(c.types)};
+    test::ProblemOptions opt;
+    opt.seed = static_cast<std::uint64_t>(c.m + 5 * c.k + c.n);
+    opt.integer_values = d.types.a == DType::i8;
+    test::Problem p = test::make_problem(d, opt);
+    const Params params{{"BM", 128},   {"BN", 64},           {"PERSISTENT", 1},
+                        {"STAGES", 8}, {"CSTORE", c.cstore}, {"SPLITK", c.splits}};
+    const VerifyResult r = test::run_and_verify(*cuda0(), "cuda.wgmma_ws", p, params);
+    EXPECT_TRUE(r.passed) << d.shape() << " splits " << c.splits << ": " << r.message;
+  }
+  NoTuningDb no_db;  // the heuristic's choice
+  for (const GemmDesc& d :
+       {GemmDesc{8192, 64, 4096, Op::N, Op::N, 1.0, 0.0, GemmTypes::parse("bf16")},
+        GemmDesc{1500, 48, 30000, Op::N, Op::T, 1.0, 0.0, GemmTypes::parse("e4m3")}}) {
+    const GemmChoice chosen = choose_gemm(*cuda0(), d);
+    ASSERT_EQ(chosen.kernel, "cuda.wgmma_ws") << d.shape();
+    EXPECT_EQ(chosen.params.at("BN"), 64) << d.shape() << " " << chosen.config();
+    test::ProblemOptions opt;
+    opt.seed = static_cast<std::uint64_t>(d.m + d.k);
+    test::Problem p = test::make_problem(d, opt);
+    const VerifyResult r = test::run_and_verify(*cuda0(), "cuda.wgmma_ws", p, chosen.params);
+    EXPECT_TRUE(r.passed) << d.shape() << " " << chosen.config() << ": " << r.message;
+  }
+}
+
 // Ping-pong (cuda.wgmma_ws, 128 x 128 tiles): the two consumer warpgroups take a persistent
 // CTA's tiles in turn, each skipping the other's ring slots. Outputs of more tiles than SMs give
 // CTAs one to four tiles (odd and even counts), short k wraps the ring inside and across tiles,

@@ -195,9 +195,9 @@ TEST_F(Wgmma, SmallOutputsSplitKOverTheSms) {
   EXPECT_EQ(splits(256, 256, 2048, "bf16"), 8);     // 32 k-tiles: 8 ranges of 4
   hopper.tensor_peaks.clear();
   hopper.bandwidth_gbs = 0;
-  // Where 128 x 128 tiles fill 90 % of the SMs (128 at 16384 x 64), or a quarter of them with
+  // Where 128 x 128 tiles fill 90 % of the SMs (128 at 16384 x 128), or a quarter of them with
   // at most 32 k-tiles (64 at 1024^3), they run ping-pong without a split.
-  for (const auto& [m, n, kk] : {std::array<std::int64_t, 3>{16384, 64, 16384},
+  for (const auto& [m, n, kk] : {std::array<std::int64_t, 3>{16384, 128, 16384},
                                  std::array<std::int64_t, 3>{1024, 1024, 1024}}) {
     const GemmDesc d{m, n, kk, Op::N, Op::N, 1.0, 0.0, GemmTypes::parse("bf16")};
     const Params p = choose_params_for(k, hopper, d, {}).params;
@@ -262,7 +262,7 @@ TEST_F(Wgmma, SmallOutputsSplitKOverTheSms) {
     EXPECT_EQ(cluster(6144, 4000, 3001, t), 2) << t;  // tile edges in m and n
   }
   EXPECT_EQ(cluster(2048, 2048, 2048, "bf16"), 1);
-  EXPECT_EQ(cluster(4096, 64, 16384, "bf16"), 1);
+  EXPECT_EQ(cluster(4096, 128, 16384, "bf16"), 1);
   // Above k = 2048 the tiles are persistent; at or below it, in groups of 16 tile rows.
   auto chosen = [&](std::int64_t m, std::int64_t n, std::int64_t kk) {
     return choose_params_for(k, hopper, GemmDesc{m, n, kk, Op::N, Op::N, 1.0, 0.0, DType::bf16}, {})
@@ -285,10 +285,10 @@ TEST_F(Wgmma, SmallOutputsSplitKOverTheSms) {
   EXPECT_EQ(slots_and_store(2048, "bf16->f32"), std::pair(std::int64_t(3), std::int64_t(1)));
   for (const char* t : {"bf16", "f16", "f32/tf32", "i8", "e4m3->f32"})
     EXPECT_EQ(slots_and_store(1024, t), std::pair(std::int64_t(3), std::int64_t(1))) << t;
-  // Narrow outputs with fewer tiles take 256 x 128 tiles and split.
-  const GemmDesc narrow{4096, 64, 16384, Op::N, Op::N, 1.0, 0.0, GemmTypes::parse("bf16")};
+  // Narrow outputs (65-128 columns) with fewer tiles take 256 x 128 tiles and split.
+  const GemmDesc narrow{4096, 128, 16384, Op::N, Op::N, 1.0, 0.0, GemmTypes::parse("bf16")};
   EXPECT_EQ(choose_params_for(k, hopper, narrow, {}).params.at("BM"), 256);
-  EXPECT_EQ(splits(4096, 64, 16384, "bf16"), 8);  // 16 tiles: 8 ranges fill 128 SMs
+  EXPECT_EQ(splits(4096, 128, 16384, "bf16"), 8);  // 16 tiles: 8 ranges fill 128 SMs
   // The one-CTA-per-tile kernel has no split-K.
   cuda::sm90::Options o;
   o.kernel = 0;
@@ -296,6 +296,69 @@ TEST_F(Wgmma, SmallOutputsSplitKOverTheSms) {
   EXPECT_NE(cuda::sm90::check_options(cuda::sm90::Input::bf16, false, false, o), "");
   o.kernel = 1;
   o.splits = cuda::sm90::kMaxSplits + 1;
+  EXPECT_NE(cuda::sm90::check_options(cuda::sm90::Input::bf16, false, false, o), "");
+}
+
+// Outputs at most 64 columns wide take 128 x 64 tiles (A K-major for 16-bit inputs, which wgmma
+// could read either way but which is the only layout compiled for that tile): 8 slots, C
+// staged in one round, no clusters; fewer tiles than half the SMs split k to fill them.
+TEST_F(Wgmma, SkinnyOutputsTake128x64Tiles) {
+  Device hopper = fake_gpu(Caps(Cap::fp64) | Cap::fp16 | Cap::mma_sm80 | Cap::wgmma_sm90a);
+  hopper.compute_units = 132;
+  hopper.global_memory = std::uint64_t(80) << 30;
+  const GemmKernel& k = kernel("cuda.wgmma_ws");
+  auto chosen = [&](std::int64_t m, std::int64_t n, std::int64_t kk, const char* t,
+                    Op op_a = Op::N) {
+    const GemmDesc d{m, n, kk, op_a, Op::N, 1.0, 0.0, GemmTypes::parse(t)};
+    const GemmChoice c = choose_params_for(k, hopper, d, {});
+    EXPECT_EQ(k.can_run(hopper, d, c.params), "") << d.shape() << " " << c.config();
+    return c.params;
+  };
+  for (const char* t : {"bf16", "f16->f32", "f32/tf32", "e4m3", "i8"}) {
+    for (std::int64_t n : {1, 17, 64}) {
+      const Params p = chosen(16384, n, 16384, t);
+      EXPECT_EQ(p.at("BM"), 128) << t << " n " << n;
+      EXPECT_EQ(p.at("BN"), 64) << t << " n " << n;
+      EXPECT_EQ(p.at("STAGES"), 8) << t;
+      EXPECT_EQ(p.at("CSTORE"), 1) << t;
+      EXPECT_EQ(p.at("CLUSTER"), 1) << t;
+      EXPECT_EQ(p.at("SPLITK"), 1) << t;  // 128 tiles fill the SMs
+    }
+    EXPECT_EQ(chosen(4096, 64, 16384, t).at("SPLITK"), 4) << t;  // 32 tiles, 4 ranges
+    EXPECT_EQ(chosen(65536, 64, 4096, t).at("SPLITK"), 1) << t;  // 512 tiles, persistent
+    EXPECT_EQ(chosen(16384, 65, 16384, t).at("BN"), 128) << t;
+  }
+  // A transposed 16-bit A keeps the tiles compiled for it.
+  EXPECT_EQ(chosen(16384, 64, 16384, "bf16", Op::T).at("BN"), 128);
+  EXPECT_EQ(chosen(16384, 64, 16384, "i8", Op::T).at("BN"), 64);  // relaid K-major
+  // What the 128 x 64 tile is not compiled for is refused, with the reason.
+  Params p = k.params.defaults();
+  p["BM"] = 128;
+  p["BN"] = 64;
+  EXPECT_EQ(k.params.check(p), "");
+  p["CLUSTER"] = 2;
+  EXPECT_NE(k.params.check(p), "");
+  p["CLUSTER"] = 1;
+  p["CSTORE"] = 2;
+  EXPECT_NE(k.params.check(p), "");
+  p["CSTORE"] = 1;
+  p["STAGES"] = 8;
+  const GemmDesc t_a{4096, 64, 4096, Op::T, Op::N, 1.0, 0.0, GemmTypes::parse("bf16")};
+  const std::string why = k.can_run(hopper, t_a, p);
+  EXPECT_NE(why.find("K-major A"), std::string::npos) << why;
+  cuda::sm90::Options o;
+  o.bm = 128;
+  o.bn = 64;
+  EXPECT_EQ(cuda::sm90::check_options(cuda::sm90::Input::bf16, false, false, o), "");
+  EXPECT_EQ(cuda::sm90::check_options(cuda::sm90::Input::e4m3, false, true, o), "");
+  EXPECT_NE(cuda::sm90::check_options(cuda::sm90::Input::bf16, true, false, o), "");
+  o.c_rounds = 2;
+  EXPECT_NE(cuda::sm90::check_options(cuda::sm90::Input::bf16, false, false, o), "");
+  o.c_rounds = 1;
+  o.cluster = 2;
+  EXPECT_NE(cuda::sm90::check_options(cuda::sm90::Input::bf16, false, false, o), "");
+  o.cluster = 1;
+  o.kernel = 0;
   EXPECT_NE(cuda::sm90::check_options(cuda::sm90::Input::bf16, false, false, o), "");
 }
 
