@@ -66,17 +66,18 @@ struct Options {
 };
 
 // Tile shapes (BM x BN) compiled for the warp-specialised kernel: the two consumer warpgroups
-// share a 128 x 256, 256 x 128 or (skinny outputs) 128 x 64 tile, or take 128 x 128 tiles whole
-// and in turn (ping-pong: persistent only). The 128 x 64 tile needs a K-major A, no clusters
-// and at most one C staging round. The one-CTA-per-tile kernel has 128 x 256 only, and tf32x3
-// (three accumulators per consumer) 128 x 128 shared by both consumers only.
-inline constexpr int kShapes[][2] = {{128, 256}, {256, 128}, {128, 128}, {128, 64}};
+// share a 128 x 256, 256 x 128 or skinny tile (128 x 64 for outputs at most 64 columns wide,
+// 64 x 128 with 64 columns each for outputs at most 64 rows tall), or take 128 x 128 tiles
+// whole and in turn (ping-pong: persistent only). The skinny tiles need a K-major A, no
+// clusters and at most one C staging round. The one-CTA-per-tile kernel has 128 x 256 only,
+// and tf32x3 (three accumulators per consumer) 128 x 128 shared by both consumers only.
+inline constexpr int kShapes[][2] = {{128, 256}, {256, 128}, {128, 128}, {128, 64}, {64, 128}};
 inline constexpr int kSplitShape[2] = {128, 128};
 inline bool pingpong(const Options& o) {
   return o.bm == 128 && o.bn == 128;
 }
 inline bool skinny(const Options& o) {
-  return o.bm == 128 && o.bn == 64;
+  return (o.bm == 128 && o.bn == 64) || (o.bm == 64 && o.bn == 128);
 }
 // The most split-K ranges a problem may take.
 inline constexpr int kMaxSplits = 256;

@@ -64,36 +64,40 @@ struct Elem<S8> {
 };
 
 // A compiled tile shape. BK covers one 128-byte swizzle row of K; the two consumer warpgroups
-// share a tile (WM = BM / 2 rows each) or, PINGPONG, take whole tiles in turn (WM = BM), as MI
-// wgmmas of 64 x BN per 32-byte k step.
+// share a tile (WM = BM / 2 rows each; COLUMNS: all BM rows and WN = BN / 2 columns each, for
+// 64-row tiles) or, PINGPONG, take whole tiles in turn (WM = BM), as MI wgmmas of 64 x WN per
+// 32-byte k step.
 // A_MN / B_MN: the operand is MN-major in memory (A stored k x m, B stored k x n).
 // SPLIT (3xtf32, f16x3): each operand comes as a big and a small part, both in every ring slot
 // (A big, A small, B big, B small), and a k-tile's three products go into a fresh accumulator.
 template <class Tag_, int BM_, int BN_, bool A_MN_, bool B_MN_, bool SPLIT_ = false,
-          bool PINGPONG_ = false>
+          bool PINGPONG_ = false, bool COLUMNS_ = false>
 struct Cfg {
   using Tag = Tag_;
   using Acc = typename Elem<Tag>::acc;
   static constexpr int BM = BM_, BN = BN_;
   static constexpr bool A_MN = A_MN_, B_MN = B_MN_, SPLIT = SPLIT_, PINGPONG = PINGPONG_;
+  static constexpr bool COLUMNS = COLUMNS_;
   static constexpr int BK = 128 / Elem<Tag>::size;
   static constexpr int KSTEPS = 4;                    // wgmma k steps of 32 bytes per 128-byte row
   static constexpr int CONSUMERS = PINGPONG ? 1 : 2;  // consumer warpgroups per tile
-  static constexpr int WM = BM / CONSUMERS;
+  static constexpr int WM = COLUMNS ? BM : BM / CONSUMERS;
+  static constexpr int WN = COLUMNS ? BN / 2 : BN;  // each consumer's columns
   static constexpr int MI = WM / 64;
-  static constexpr int ACC = BN / 2;  // accumulators per thread and m64 wgmma
+  static constexpr int ACC = WN / 2;  // accumulators per thread and m64 wgmma
   static constexpr int PART_A = BM * 128, PART_B = BN * 128;  // one part's tile
   static constexpr int A_BYTES = PART_A * (SPLIT ? 2 : 1), B_BYTES = PART_B * (SPLIT ? 2 : 1);
   static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
-  static_assert(WM % 64 == 0 && (BN == 64 || BN == 128 || BN == 256) && BM <= 256,
+  static_assert(WM % 64 == 0 && (WN == 64 || WN == 128 || WN == 256) && BM <= 256,
                 "unsupported tile");
+  static_assert(!COLUMNS || (!SPLIT && !PINGPONG), "column parts: plain operands, shared tiles");
   static_assert(Elem<Tag>::mn_major || (!A_MN && !B_MN), "this type needs K-major tiles");
   static_assert(!SPLIT ||
                     ((std::is_same_v<Tag, Tf32> || std::is_same_v<Tag, F16>)&&MI == 1 && !PINGPONG),
                 "split operands: tf32 or f16, one m64 wgmma per consumer (three accumulators)");
-  // The C staging buffers, one per consumer: its WM x BN part in 16 bits (32-bit C passes
+  // The C staging buffers, one per consumer: its WM x WN part in 16 bits (32-bit C passes
   // through it in two halves).
-  static constexpr int C_BYTES = 2 * WM * BN * 2;
+  static constexpr int C_BYTES = 2 * WM * WN * 2;
   // Dynamic shared memory: 1024-byte alignment slack, `stages` ring slots, the C staging
   // buffers when C or split-K partial sums leave through TMA (C_BYTES, or half of it when
   // stored in 2 rounds), and a full and an empty barrier per slot.
@@ -217,17 +221,21 @@ __device__ __forceinline__ std::uint64_t desc_b(std::uint32_t b, int kk) {
   return smem_desc(b + kk * 32, 16, 1024);
 }
 
-// acc += rows [part * WM, (part + 1) * WM) of A tile x B tile (issues and commits, does not
-// wait).
+// acc += rows [part * WM, (part + 1) * WM) of A tile x B tile or, COLUMNS, A tile x columns
+// [part * WN, (part + 1) * WN) of B tile (issues and commits, does not wait). A column part
+// starts WN 128-byte rows into a K-major B tile, WN / 64 chunks of 8192 bytes into an MN-major
+// one: WN * 128 bytes either way.
 template <class C>
 __device__ __forceinline__ void mma_tile(typename C::Acc (&acc)[C::MI][C::ACC], std::uint32_t a,
                                          std::uint32_t b, int part) {
+  const int row = C::COLUMNS ? 0 : part * C::WM;
+  if constexpr (C::COLUMNS) b += static_cast<std::uint32_t>(part * C::WN * 128);
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < C::KSTEPS; ++kk)
 #pragma unroll
     for (int mi = 0; mi < C::MI; ++mi) {
-      const std::uint64_t da = desc_a<C>(a, part * C::WM + mi * 64, kk);
+      const std::uint64_t da = desc_a<C>(a, row + mi * 64, kk);
       const std::uint64_t db = desc_b<C>(b, kk);
       if constexpr (Elem<typename C::Tag>::mn_major)
         wgmma<C::A_MN ? 1 : 0, C::B_MN ? 1 : 0>(typename C::Tag{}, acc[mi], da, db, 1u);
@@ -398,14 +406,14 @@ __device__ __forceinline__ void store_tile(const typename C::Acc (&acc)[C::MI][C
       const int row = row0 + mi * 64 + warp * 16 + lane / 4 + h * 8;
       if (row >= e.m) continue;
 #pragma unroll
-      for (int i = 0; i < C::BN / 8; ++i) {
+      for (int i = 0; i < C::WN / 8; ++i) {
         const int col = col0 + 8 * i + 2 * (lane % 4);
         if (col < e.n) store_pair(e, row, col, acc[mi][4 * i + 2 * h], acc[mi][4 * i + 2 * h + 1]);
       }
     }
 }
 
-// The consumer's WM x BN part of C through shared memory: alpha * acc in C's type, in chunks of
+// The consumer's WM x WN part of C through shared memory: alpha * acc in C's type, in chunks of
 // 128-byte rows (64 columns of 16-bit C, 32 of 32-bit C; WM rows each, 128-byte swizzled:
 // conflict-free), then one thread stores them with TMA and the warpgroup moves on while the copy
 // engine writes C. Before the buffer is overwritten, the previous stores must have read it.
@@ -420,7 +428,7 @@ __device__ __forceinline__ void store_tile_tma(const typename C::Acc (&acc)[C::M
   constexpr int ES = Pack::size;                 // bytes of a C element
   constexpr int COLS = 128 / ES;                 // columns per chunk
   constexpr int GROUPS = COLS / 8;               // 8-column accumulator groups per chunk
-  constexpr int CHUNKS = C::BN / COLS / ROUNDS;  // chunks per round
+  constexpr int CHUNKS = C::WN / COLS / ROUNDS;  // chunks per round
   static_assert(CHUNKS >= 1, "more rounds than chunks");
 #pragma unroll
   for (int round = 0; round < ROUNDS; ++round) {
@@ -461,9 +469,9 @@ __device__ __forceinline__ void store_tile_tma(const typename C::Acc (&acc)[C::M
                                                const CUtensorMap* map, int row0, int col0,
                                                int consumer, int c_rounds, Pack pack) {
   constexpr int X = Pack::size / 2;
-  // A part of fewer 128-byte chunks than two rounds need (64 columns of 16-bit C) is compiled
-  // for one round only; check_options refuses two for it.
-  if constexpr (C::BN * Pack::size / 128 >= 2 * X)
+  // A part of fewer 128-byte chunks than two rounds need (64 columns) is compiled for one round
+  // only; check_options refuses two for it.
+  if constexpr (C::WN * Pack::size / 128 >= 2 * X)
     if (c_rounds != 1) {
       store_tile_tma<C, 2 * X>(acc, e, buf, map, row0, col0, consumer, pack);
       return;
@@ -633,7 +641,7 @@ __global__ void __launch_bounds__(384, 1)
     // behind the one this consumer waits for, which a parity wait needs.
     setmaxnreg_inc<232>();
     const int consumer = warpgroup - 1;
-    const int part = C::PINGPONG ? 0 : consumer;  // the consumer's WM-row part of a tile
+    const int part = C::PINGPONG ? 0 : consumer;  // the consumer's part of a tile
     typename C::Acc acc[C::MI][C::ACC];
     int s = 0;
     std::uint32_t phase = 0;
@@ -712,7 +720,8 @@ __global__ void __launch_bounds__(384, 1)
       }
       fence_acc<C>(acc);
       if (previous >= 0) release_slot(&empty[previous], cluster, rank);
-      const int row0 = m0 + part * C::WM;
+      const int row0 = m0 + (C::COLUMNS ? 0 : part * C::WM);
+      const int col0 = n0 + (C::COLUMNS ? part * C::WN : 0);
       std::uint8_t* staged = c_buf + consumer * c_part;
       if (sched.splits > 1) {  // this k range's raw sum, for splitk_reduce
         const int split = kt0 / sched.per_split;
@@ -729,29 +738,29 @@ __global__ void __launch_bounds__(384, 1)
         // its rows would lie past partial_rows, in the next split's.
         const int prow = split * args.partial_rows + row0;
         if (!args.c_rounds) {
-          store_tile<C>(acc, pe, row0, n0);
+          store_tile<C>(acc, pe, row0, col0);
         } else if (row0 < args.epi.m) {
           if constexpr (std::is_same_v<typename C::Acc, float>)
-            store_tile_tma<C>(acc, pe, staged, &tma_c, prow, n0, consumer, args.c_rounds,
+            store_tile_tma<C>(acc, pe, staged, &tma_c, prow, col0, consumer, args.c_rounds,
                               PackF32{});
           else
-            store_tile_tma<C>(acc, pe, staged, &tma_c, prow, n0, consumer, args.c_rounds,
+            store_tile_tma<C>(acc, pe, staged, &tma_c, prow, col0, consumer, args.c_rounds,
                               PackI32{});
         }
       } else if (!args.c_rounds) {
-        store_tile<C>(acc, args.epi, row0, n0);
+        store_tile<C>(acc, args.epi, row0, col0);
       } else if constexpr (std::is_same_v<typename C::Acc, float>) {
         if (args.epi.c_kind == CKind::bf16)
-          store_tile_tma<C>(acc, args.epi, staged, &tma_c, row0, n0, consumer, args.c_rounds,
+          store_tile_tma<C>(acc, args.epi, staged, &tma_c, row0, col0, consumer, args.c_rounds,
                             PackBf16{});
         else if (args.epi.c_kind == CKind::f16)
-          store_tile_tma<C>(acc, args.epi, staged, &tma_c, row0, n0, consumer, args.c_rounds,
+          store_tile_tma<C>(acc, args.epi, staged, &tma_c, row0, col0, consumer, args.c_rounds,
                             PackF16{});
         else
-          store_tile_tma<C>(acc, args.epi, staged, &tma_c, row0, n0, consumer, args.c_rounds,
+          store_tile_tma<C>(acc, args.epi, staged, &tma_c, row0, col0, consumer, args.c_rounds,
                             PackF32{});
       } else {
-        store_tile_tma<C>(acc, args.epi, staged, &tma_c, row0, n0, consumer, args.c_rounds,
+        store_tile_tma<C>(acc, args.epi, staged, &tma_c, row0, col0, consumer, args.c_rounds,
                           PackI32{});
       }
     }
@@ -1073,8 +1082,8 @@ std::string launch_config(const Problem& p, const Options& o, cudaStream_t strea
   return rc == cudaSuccess ? "" : cudaGetErrorString(rc);
 }
 
-// Launches the skinny 128 x 64 configurations (wgmma_skinny_sm90a.cu), as launch_config does
-// the others; `o` has passed check_options.
+// Launches the skinny configurations, 128 x 64 and 64 x 128 (wgmma_skinny_sm90a.cu), as
+// launch_config does the others; `o` has passed check_options.
 std::string launch_skinny(Input in, const Problem& p, const Options& o, cudaStream_t stream);
 
 }  // namespace kafel::cuda::sm90

@@ -147,13 +147,13 @@ std::vector<TypeSupport> wgmma_types(bool k_major_types) {
 ParamSpace wgmma_params() {
   ParamSpace s;
   s.params = {
-      param("BM", 128, {128, 256}, 128, 256,
-            "block tile rows (BM x BN: 128 x 256, 256 x 128 or, for skinny outputs, 128 x 64 "
-            "shared by the two consumer warpgroups; 128 x 128: each takes whole tiles in turn, "
-            "ping-pong, persistent only)"),
+      param("BM", 128, {64, 128, 256}, 64, 256,
+            "block tile rows (BM x BN: 128 x 256, 256 x 128 or, for skinny outputs, 128 x 64 and "
+            "64 x 128 shared by the two consumer warpgroups; 128 x 128: each takes whole tiles "
+            "in turn, ping-pong, persistent only)"),
       param("BN", 256, {64, 128, 256}, 64, 256, "block tile columns"),
       param("STAGES", 4, {3, 4, 5, 6}, 2, 8,
-            "shared-memory ring slots (48 KiB each; 32 KiB for 128 x 128, 24 KiB for 128 x 64 "
+            "shared-memory ring slots (48 KiB each; 32 KiB for 128 x 128, 24 KiB for the skinny "
             "tiles)"),
       choice("PERSISTENT", 0, {"off", "on"}, true,
              "on: one CTA per SM loops over tiles; off: one CTA per tile"),
@@ -169,11 +169,12 @@ ParamSpace wgmma_params() {
   s.constraint = [](const Params& p) -> std::string {
     const auto bm = p.at("BM"), bn = p.at("BN");
     if (!((bm == 128 && bn == 256) || (bm == 256 && bn == 128) || (bm == 128 && bn == 128) ||
-          (bm == 128 && bn == 64)))
-      return "BM x BN must be 128 x 256, 256 x 128, 128 x 128 or 128 x 64 (the compiled tiles)";
-    if (bn == 64 &&
+          (bm == 128 && bn == 64) || (bm == 64 && bn == 128)))
+      return "BM x BN must be 128 x 256, 256 x 128, 128 x 128, 128 x 64 or 64 x 128 (the "
+             "compiled tiles)";
+    if ((bn == 64 || bm == 64) &&
         ((p.count("CLUSTER") && p.at("CLUSTER") != 1) || (p.count("CSTORE") && p.at("CSTORE") > 1)))
-      return "128 x 64 tiles run without clusters and stage C in one round";
+      return "the skinny tiles (128 x 64, 64 x 128) run without clusters and stage C in one round";
     if (bm == 128 && bn == 128 && p.count("PERSISTENT") && p.at("PERSISTENT") == 0)
       return "128 x 128 tiles (ping-pong) need PERSISTENT on";
     return "";

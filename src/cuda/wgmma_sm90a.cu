@@ -56,12 +56,13 @@ std::string check_options(Input in, bool a_t, bool b_t, const Options& o) {
   for (const auto& sh : kShapes) shape = shape || (sh[0] == o.bm && sh[1] == o.bn);
   if (!shape)
     return "tile " + std::to_string(o.bm) + " x " + std::to_string(o.bn) +
-           " is not compiled (128 x 256, 256 x 128, 128 x 128 ping-pong, or 128 x 64)";
+           " is not compiled (128 x 256, 256 x 128, 128 x 128 ping-pong, 128 x 64 or 64 x 128)";
   if (skinny(o)) {
-    if (o.kernel != 1) return "the 128 x 64 tile is compiled for the warp-specialised kernel only";
-    if (a_t) return "the 128 x 64 tile is compiled for a K-major A only (A with op N)";
-    if (o.cluster != 1) return "the 128 x 64 tile runs without clusters";
-    if (o.c_rounds > 1) return "the 128 x 64 tile stages C in one round (CSTORE 0 or 1)";
+    const std::string tile = std::to_string(o.bm) + " x " + std::to_string(o.bn) + " tile";
+    if (o.kernel != 1) return "the " + tile + " is compiled for the warp-specialised kernel only";
+    if (a_t) return "the " + tile + " is compiled for a K-major A only (A with op N)";
+    if (o.cluster != 1) return "the " + tile + " runs without clusters";
+    if (o.c_rounds > 1) return "the " + tile + " stages C in one round (CSTORE 0 or 1)";
   }
   if (pingpong(o) && (o.kernel != 1 || !o.persistent))
     return "the 128 x 128 ping-pong tile needs the persistent warp-specialised kernel (one "

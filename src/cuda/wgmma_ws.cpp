@@ -37,10 +37,17 @@ bool tall_tiles_fit_better(std::int64_t m, std::int64_t n) {
 // to fill them once. H200, session 19, 16384 x 64 x 16384 against the 128 x 128 ping-pong
 // tiles: bf16 0.1575 -> 0.1325 ms, e4m3 0.0999 -> 0.0710 (0.98-0.99x cuBLAS(Lt)); 6 slots or
 // direct stores within 1 %.
+// Outputs at most 64 rows tall (and wider than 64 columns) take 64 x 128 tiles, each consumer 64
+// columns, in the same way: B streams through them.
 Params choose_skinny(const Device& dev, const GemmDesc& d) {
-  Params p{{"BM", 128}, {"BN", 64}, {"PERSISTENT", 1}, {"STAGES", 8}, {"CSTORE", 1}};
+  const bool few_columns = d.n <= 64;
+  Params p{{"BM", few_columns ? 128 : 64},
+           {"BN", few_columns ? 64 : 128},
+           {"PERSISTENT", 1},
+           {"STAGES", 8},
+           {"CSTORE", 1}};
   const std::int64_t sms = dev.compute_units > 0 ? dev.compute_units : 132;
-  const std::int64_t tiles = (d.m + 127) / 128;
+  const std::int64_t tiles = few_columns ? (d.m + 127) / 128 : (d.n + 127) / 128;
   const std::int64_t bk = 128 / static_cast<std::int64_t>(dtype_size(d.types.a));
   const std::int64_t k_tiles = (d.k + bk - 1) / bk;
   if (tiles > 0 && 2 * tiles <= sms) {
@@ -69,7 +76,8 @@ Params choose_skinny(const Device& dev, const GemmDesc& d) {
 // 2-tile outputs (256 x 256 x 65536), where that measured slower; i8 splits paired 128 x 128
 // ping-pong tiles.
 Params choose(const Device& dev, const GemmDesc& d) {
-  if (d.n <= 64 && (dtype_size(d.types.a) != 2 || d.op_a == Op::N)) return choose_skinny(dev, d);
+  if ((d.n <= 64 || d.m <= 64) && (dtype_size(d.types.a) != 2 || d.op_a == Op::N))
+    return choose_skinny(dev, d);
   const bool narrow = d.n <= 128;
   const std::int64_t bm = narrow ? 256 : 128, bn = narrow ? 128 : 256;
   Params p{{"BM", bm}, {"BN", bn}};

@@ -444,10 +444,11 @@ TEST(CudaTensorCores, TallSplitTilesByDefault) {
   }
 }
 
-// Skinny outputs (n <= 64, cuda.wgmma_ws 128 x 64 tiles): every role, both layouts of B for
-// 16-bit inputs, edges in m, n and k, n = 1, one k-tile, more tiles than SMs (the ring wraps
-// across a persistent CTA's tiles), split-K with beta != 0, direct and staged stores; then the
-// default choice of one shape of each kind, run as chosen.
+// Skinny outputs (cuda.wgmma_ws 128 x 64 tiles for n <= 64, 64 x 128 tiles split by columns
+// between the consumers for m <= 64): every role, both layouts of B for 16-bit inputs, edges in
+// m, n and k, n = 1 and m = 1, one k-tile, more tiles than SMs (the ring wraps across a
+// persistent CTA's tiles), split-K with beta != 0, direct and staged stores; then the default
+// choice of one shape of each kind, run as chosen.
 TEST(CudaTensorCores, SkinnyTilesEveryRoleAndEdge) {
   KAFEL_REQUIRE_CUDA();
   if (!cuda0()->caps.has(Cap::wgmma_sm90a)) GTEST_SKIP() << "no wgmma on this GPU";
@@ -456,10 +457,21 @@ TEST(CudaTensorCores, SkinnyTilesEveryRoleAndEdge) {
     std::int64_t m, n, k;
     Op op_b;
     double beta;
-    std::int64_t cstore, splits;
+    std::int64_t cstore, splits, bm = 128;
   };
   const Case cases[] = {
-      {"bf16", 1000, 64, 3000, Op::N, 0.0, 1, 1},       // 8 tiles, the last one part-filled
+      {"bf16", 64, 1000, 3000, Op::N, 0.0, 1, 1, 64},  // 64 x 128 tiles from here
+      {"f16", 33, 777, 1030, Op::T, 0.0, 1, 1, 64},
+      {"bf16->f32", 64, 300, 20000, Op::N, 0.5, 1, 5, 64},
+      {"f16->f32", 40, 640, 9000, Op::T, 0.0, 1, 3, 64},
+      {"f32/tf32", 17, 2000, 515, Op::N, 0.0, 1, 1, 64},
+      {"e4m3", 64, 513, 4100, Op::N, 0.0, 1, 3, 64},
+      {"e5m2->f32", 56, 200, 1000, Op::T, 0.0, 0, 1, 64},
+      {"i8", 50, 1030, 2050, Op::N, 0.0, 1, 4, 64},
+      {"bf16", 1, 4100, 700, Op::N, 0.0, 1, 1, 64},
+      {"bf16", 64, 40000, 256, Op::N, 0.0, 1, 1, 64},
+      {"bf16", 1000, 64, 3000, Op::N, 0.0, 1,
+       1},  // 128 x 64 tiles from here       // 8 tiles, the last one part-filled
       {"f16", 777, 33, 1030, Op::T, 0.0, 1, 1},         // B K-major, n and k edges
       {"bf16->f32", 300, 64, 20000, Op::N, 0.5, 1, 5},  // split, beta in the reduction
       {"f16->f32", 640, 40, 9000, Op::T, 0.0, 1, 3},    // split sums staged through TMA
@@ -477,18 +489,21 @@ TEST(CudaTensorCores, SkinnyTilesEveryRoleAndEdge) {
     opt.seed = static_cast<std::uint64_t>(c.m + 5 * c.k + c.n);
     opt.integer_values = d.types.a == DType::i8;
     test::Problem p = test::make_problem(d, opt);
-    const Params params{{"BM", 128},   {"BN", 64},           {"PERSISTENT", 1},
+    const Params params{{"BM", c.bm},  {"BN", 192 - c.bm},   {"PERSISTENT", 1},
                         {"STAGES", 8}, {"CSTORE", c.cstore}, {"SPLITK", c.splits}};
     const VerifyResult r = test::run_and_verify(*cuda0(), "cuda.wgmma_ws", p, params);
-    EXPECT_TRUE(r.passed) << d.shape() << " splits " << c.splits << ": " << r.message;
+    EXPECT_TRUE(r.passed) << d.shape() << " BM " << c.bm << " splits " << c.splits << ": "
+                          << r.message;
   }
   NoTuningDb no_db;  // the heuristic's choice
   for (const GemmDesc& d :
        {GemmDesc{8192, 64, 4096, Op::N, Op::N, 1.0, 0.0, GemmTypes::parse("bf16")},
-        GemmDesc{1500, 48, 30000, Op::N, Op::T, 1.0, 0.0, GemmTypes::parse("e4m3")}}) {
+        GemmDesc{1500, 48, 30000, Op::N, Op::T, 1.0, 0.0, GemmTypes::parse("e4m3")},
+        GemmDesc{64, 8192, 4096, Op::N, Op::N, 1.0, 0.0, GemmTypes::parse("bf16")},
+        GemmDesc{48, 1500, 30000, Op::N, Op::T, 1.0, 0.0, GemmTypes::parse("e4m3")}}) {
     const GemmChoice chosen = choose_gemm(*cuda0(), d);
     ASSERT_EQ(chosen.kernel, "cuda.wgmma_ws") << d.shape();
-    EXPECT_EQ(chosen.params.at("BN"), 64) << d.shape() << " " << chosen.config();
+    EXPECT_EQ(chosen.params.at(d.n <= 64 ? "BN" : "BM"), 64) << d.shape() << " " << chosen.config();
     test::ProblemOptions opt;
     opt.seed = static_cast<std::uint64_t>(d.m + d.k);
     test::Problem p = test::make_problem(d, opt);

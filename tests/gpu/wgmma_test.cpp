@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "common/tuning_db_scope.hpp"
 #include "core/backend.hpp"
@@ -299,10 +300,11 @@ TEST_F(Wgmma, SmallOutputsSplitKOverTheSms) {
   EXPECT_NE(cuda::sm90::check_options(cuda::sm90::Input::bf16, false, false, o), "");
 }
 
-// Outputs at most 64 columns wide take 128 x 64 tiles (A K-major for 16-bit inputs, which wgmma
-// could read either way but which is the only layout compiled for that tile): 8 slots, C
-// staged in one round, no clusters; fewer tiles than half the SMs split k to fill them.
-TEST_F(Wgmma, SkinnyOutputsTake128x64Tiles) {
+// Outputs at most 64 columns wide take 128 x 64 tiles, at most 64 rows tall 64 x 128 tiles (A
+// K-major for 16-bit inputs, which wgmma could read either way but which is the only layout
+// compiled for these tiles): 8 slots, C staged in one round, no clusters; fewer tiles than half
+// the SMs split k to fill them.
+TEST_F(Wgmma, SkinnyOutputsTakeSkinnyTiles) {
   Device hopper = fake_gpu(Caps(Cap::fp64) | Cap::fp16 | Cap::mma_sm80 | Cap::wgmma_sm90a);
   hopper.compute_units = 132;
   hopper.global_memory = std::uint64_t(80) << 30;
@@ -328,8 +330,22 @@ TEST_F(Wgmma, SkinnyOutputsTake128x64Tiles) {
     EXPECT_EQ(chosen(65536, 64, 4096, t).at("SPLITK"), 1) << t;  // 512 tiles, persistent
     EXPECT_EQ(chosen(16384, 65, 16384, t).at("BN"), 128) << t;
   }
+  // Outputs at most 64 rows tall take 64 x 128 tiles (the consumers 64 columns each) alike.
+  for (const char* t : {"bf16", "f16->f32", "f32/tf32", "e4m3", "i8"}) {
+    for (std::int64_t m : {1, 17, 64}) {
+      const Params p = chosen(m, 16384, 16384, t);
+      EXPECT_EQ(p.at("BM"), 64) << t << " m " << m;
+      EXPECT_EQ(p.at("BN"), 128) << t << " m " << m;
+      EXPECT_EQ(p.at("STAGES"), 8) << t;
+      EXPECT_EQ(p.at("SPLITK"), 1) << t;
+    }
+    EXPECT_EQ(chosen(64, 4096, 16384, t).at("SPLITK"), 4) << t;
+    EXPECT_EQ(chosen(65, 16384, 16384, t).at("BM"), 128) << t;
+    EXPECT_EQ(chosen(64, 64, 16384, t).at("BM"), 128) << t;  // both small: 128 x 64
+  }
   // A transposed 16-bit A keeps the tiles compiled for it.
   EXPECT_EQ(chosen(16384, 64, 16384, "bf16", Op::T).at("BN"), 128);
+  EXPECT_EQ(chosen(64, 16384, 16384, "bf16", Op::T).at("BM"), 128);
   EXPECT_EQ(chosen(16384, 64, 16384, "i8", Op::T).at("BN"), 64);  // relaid K-major
   // What the 128 x 64 tile is not compiled for is refused, with the reason.
   Params p = k.params.defaults();
@@ -346,20 +362,25 @@ TEST_F(Wgmma, SkinnyOutputsTake128x64Tiles) {
   const GemmDesc t_a{4096, 64, 4096, Op::T, Op::N, 1.0, 0.0, GemmTypes::parse("bf16")};
   const std::string why = k.can_run(hopper, t_a, p);
   EXPECT_NE(why.find("K-major A"), std::string::npos) << why;
-  cuda::sm90::Options o;
-  o.bm = 128;
-  o.bn = 64;
-  EXPECT_EQ(cuda::sm90::check_options(cuda::sm90::Input::bf16, false, false, o), "");
-  EXPECT_EQ(cuda::sm90::check_options(cuda::sm90::Input::e4m3, false, true, o), "");
-  EXPECT_NE(cuda::sm90::check_options(cuda::sm90::Input::bf16, true, false, o), "");
-  o.c_rounds = 2;
-  EXPECT_NE(cuda::sm90::check_options(cuda::sm90::Input::bf16, false, false, o), "");
-  o.c_rounds = 1;
-  o.cluster = 2;
-  EXPECT_NE(cuda::sm90::check_options(cuda::sm90::Input::bf16, false, false, o), "");
-  o.cluster = 1;
-  o.kernel = 0;
-  EXPECT_NE(cuda::sm90::check_options(cuda::sm90::Input::bf16, false, false, o), "");
+  for (const auto& [bm, bn] : {std::pair{128, 64}, std::pair{64, 128}}) {
+    cuda::sm90::Options o;
+    o.bm = bm;
+    o.bn = bn;
+    EXPECT_EQ(cuda::sm90::check_options(cuda::sm90::Input::bf16, false, false, o), "");
+    EXPECT_EQ(cuda::sm90::check_options(cuda::sm90::Input::e4m3, false, true, o), "");
+    EXPECT_NE(cuda::sm90::check_options(cuda::sm90::Input::bf16, true, false, o), "");
+    o.c_rounds = 2;
+    EXPECT_NE(cuda::sm90::check_options(cuda::sm90::Input::bf16, false, false, o), "");
+    o.c_rounds = 1;
+    o.cluster = 2;
+    EXPECT_NE(cuda::sm90::check_options(cuda::sm90::Input::bf16, false, false, o), "");
+    o.cluster = 1;
+    o.kernel = 0;
+    EXPECT_NE(cuda::sm90::check_options(cuda::sm90::Input::bf16, false, false, o), "");
+  }
+  p["BM"] = 64;
+  p["BN"] = 64;  // not compiled
+  EXPECT_NE(k.params.check(p), "");
 }
 
 // 3xtf32 on wgmma: the default for f32/3xtf32 where wgmma runs (mma.sync elsewhere), compiled
