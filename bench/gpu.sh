@@ -17,8 +17,9 @@
 #        step cov: the radar covariance benchmark and 1000-block streams (20 blocks/s and max)
 #        step shapes (not in the default list): issue 18's shape table, default choice vs cuBLAS
 #               (and OpenCL vs CLBlast): SHAPES (default the issue's six shapes), BATCHES
-#               ("COUNTxSIZE" list, default 4096x64,1024x256); SHAPE_SWEEP=1 adds every tile x
-#               split of cuda.pipelined on the three hard shapes
+#               ("COUNTxSIZE" list, default 4096x64,1024x256); TC_SHAPES / TC_TYPES the
+#               tensor-core rows (default 4 shapes x bf16,e4m3,i8,f32/tf32); SHAPE_SWEEP=1 adds
+#               every tile x split of cuda.pipelined on the three hard shapes
 #        SAN_FILTER  gtest filter of the compute-sanitizer step (default: every rung's layout
 #               and exact tests); SAN_TIMEOUT seconds per tool (default 300, rc 124 if hit);
 #        step ncu: Nsight Compute (launch, occupancy, scheduler, warp-state, instruction
@@ -215,6 +216,12 @@ if has shapes && [ -x "$KAFEL" ]; then
   $KAFEL bench --device cuda:0 --sizes "$SHAPES" --vs cublas --warmup "$WARMUP" --reps "$REPS" \
     --json "$OUT/shapes.json" > "$OUT/shapes.log" 2>&1
   echo "shapes rc=$?"
+  # The same suite on the tensor cores: small outputs with long k, skinny n and skinny m.
+  TC_SHAPES=${TC_SHAPES:-256x256x65536,1024x1024x16384,16384x64x16384,64x16384x16384}
+  $KAFEL bench --device cuda:0 --kernels default --types "${TC_TYPES:-bf16,e4m3,i8,f32/tf32}" \
+    --sizes "$TC_SHAPES" --vs cublas --warmup 3 --reps 10 --json "$OUT/shapes-tc.json" \
+    >> "$OUT/shapes.log" 2>&1
+  echo "tensor-core shapes rc=$?"
   # The CLI's --batch is issue 18's last piece; skip the batch lines until it exists.
   $KAFEL bench --help 2>&1 | grep -q -- "--batch" || BATCHES=none
   for b in $(echo "${BATCHES:-4096x64,1024x256}" | tr , " "); do
