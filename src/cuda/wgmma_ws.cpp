@@ -2,9 +2,10 @@
 // issues every TMA copy into a ring of slots; two consumer warpgroups (232 registers, raised
 // with setmaxnreg) run wgmma on their halves of the tile and hand slots back through empty
 // barriers. Options: persistent CTAs over a grouped tile order, clusters of 2 sharing B by TMA
-// multicast, 128 x 128 tiles taken whole by the consumers in turn (ping-pong), split-K, and a C
-// tile staged in shared memory and written by TMA stores. The fixed lines after it are the
-// ladder's steps, tested and measured as such.
+// multicast, 128 x 128 tiles taken whole by the consumers in turn (ping-pong), skinny tiles for
+// outputs at most 64 columns wide or rows tall, split-K, and a C tile staged in shared memory and
+// written by TMA stores. The fixed lines after it are the ladder's steps, tested and measured as
+// such.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -31,14 +32,14 @@ bool tall_tiles_fit_better(std::int64_t m, std::int64_t n) {
   return tall < wide || (tall == wide && n % 256 != 0 && n % 256 <= 128);
 }
 
-// Outputs at most 64 columns wide stream A through 128 x 64 tiles: at n = 64 a 128-column tile
-// doubles the tensor work per byte of A, which for fp8 is as long as reading A. 8 slots of 24
-// KiB keep A's loads in flight; C is staged in one round. Fewer tiles than half the SMs split k
-// to fill them once. H200, session 19, 16384 x 64 x 16384 against the 128 x 128 ping-pong
-// tiles: bf16 0.1575 -> 0.1325 ms, e4m3 0.0999 -> 0.0710 (0.98-0.99x cuBLAS(Lt)); 6 slots or
-// direct stores within 1 %.
-// Outputs at most 64 rows tall (and wider than 64 columns) take 64 x 128 tiles, each consumer 64
-// columns, in the same way: B streams through them.
+// Outputs at most 64 columns wide stream A through 128 x 64 tiles, outputs at most 64 rows tall
+// (and wider) B through 64 x 128 tiles whose consumers take 64 columns each: a 128-wide tile
+// would double the tensor work per byte streamed, which for fp8 is as long as the stream. 8
+// slots of 24 KiB keep the loads in flight; C is staged in one round. Fewer tiles than half the
+// SMs split k to fill them once. H200, session 19, against the 128 x 128 ping-pong tiles:
+// 16384 x 64 x 16384 bf16 0.1575 -> 0.1325 ms, e4m3 0.0999 -> 0.0710 (0.98-0.99x cuBLAS(Lt));
+// 64 x 16384 x 16384 bf16 0.1815 -> 0.1307, e4m3 0.0983 -> 0.0700 (0.96-1.10x); 6 slots or
+// direct stores within 1 %; 64-column tiles at n = 96-128 read A twice, 1.2-1.5x slower.
 Params choose_skinny(const Device& dev, const GemmDesc& d) {
   const bool few_columns = d.n <= 64;
   Params p{{"BM", few_columns ? 128 : 64},
