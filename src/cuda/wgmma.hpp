@@ -79,6 +79,18 @@ inline bool pingpong(const Options& o) {
 inline bool skinny(const Options& o) {
   return (o.bm == 128 && o.bn == 64) || (o.bm == 64 && o.bn == 128);
 }
+// Whether BM x BN is one of kShapes, and their list for messages ("128 x 256, ...").
+inline bool compiled_tile(int bm, int bn) {
+  for (const auto& sh : kShapes)
+    if (sh[0] == bm && sh[1] == bn) return true;
+  return false;
+}
+inline std::string compiled_tiles() {
+  std::string list;
+  for (const auto& sh : kShapes)
+    list += (list.empty() ? "" : ", ") + std::to_string(sh[0]) + " x " + std::to_string(sh[1]);
+  return list;
+}
 // The most split-K ranges a problem may take.
 inline constexpr int kMaxSplits = 256;
 

@@ -168,11 +168,12 @@ ParamSpace wgmma_params() {
   };
   s.constraint = [](const Params& p) -> std::string {
     const auto bm = p.at("BM"), bn = p.at("BN");
-    if (!((bm == 128 && bn == 256) || (bm == 256 && bn == 128) || (bm == 128 && bn == 128) ||
-          (bm == 128 && bn == 64) || (bm == 64 && bn == 128)))
-      return "BM x BN must be 128 x 256, 256 x 128, 128 x 128, 128 x 64 or 64 x 128 (the "
-             "compiled tiles)";
-    if ((bn == 64 || bm == 64) &&
+    if (!sm90::compiled_tile(static_cast<int>(bm), static_cast<int>(bn)))
+      return "BM x BN must be one of the compiled tiles: " + sm90::compiled_tiles();
+    sm90::Options tile;
+    tile.bm = static_cast<int>(bm);
+    tile.bn = static_cast<int>(bn);
+    if (sm90::skinny(tile) &&
         ((p.count("CLUSTER") && p.at("CLUSTER") != 1) || (p.count("CSTORE") && p.at("CSTORE") > 1)))
       return "the skinny tiles (128 x 64, 64 x 128) run without clusters and stage C in one round";
     if (bm == 128 && bn == 128 && p.count("PERSISTENT") && p.at("PERSISTENT") == 0)

@@ -52,11 +52,9 @@ std::string check_options(Input in, bool a_t, bool b_t, const Options& o) {
     if (o.stages < 2 || o.stages > 8) return "stages must be 2..8";
     return "";
   }
-  bool shape = false;
-  for (const auto& sh : kShapes) shape = shape || (sh[0] == o.bm && sh[1] == o.bn);
-  if (!shape)
-    return "tile " + std::to_string(o.bm) + " x " + std::to_string(o.bn) +
-           " is not compiled (128 x 256, 256 x 128, 128 x 128 ping-pong, 128 x 64 or 64 x 128)";
+  if (!compiled_tile(o.bm, o.bn))
+    return "tile " + std::to_string(o.bm) + " x " + std::to_string(o.bn) + " is not compiled (" +
+           compiled_tiles() + ")";
   if (skinny(o)) {
     const std::string tile = std::to_string(o.bm) + " x " + std::to_string(o.bn) + " tile";
     if (o.kernel != 1) return "the " + tile + " is compiled for the warp-specialised kernel only";

@@ -67,15 +67,15 @@ Params choose_skinny(const Device& dev, const GemmDesc& d) {
 // 8192^3: i8 0.97 / 1.16x against 0.89 / 1.11x for one CTA per tile, f16 0.98 / 1.03x against
 // 0.93 / 1.01x; persistent CTAs without clusters ran 0.79-0.95x with groups of 8).
 // Outputs of 65-128 columns take 256 x 128 tiles (a 128 x 256 tile would compute half zeros
-// at n = 128); narrower ones, choose_skinny. Fewer tiles than half the SMs (small C): 128 x 128
-// tiles (ping-pong) without a split where they fill 90 % of the SMs, or a quarter with k at most 32
-// k-tiles (session 9: 1024^3 bf16 11 vs 22 us split 4 ways, i8 10 vs 19; 16384 x 64 x 16384 bf16
-// 0.191 vs 0.201 ms, i8 0.104 vs 0.111, before the skinny tiles); otherwise split-K into as many k
-// ranges as fill the SMs once, each at least 4 k-tiles, the partial sums within 1/8 of the device's
-// memory and stored by TMA. Split 128 x 256 tiles of 16-bit inputs pair CTAs in clusters sharing B
-// (session 9: 1024 x 1024 x 16384 0.065 -> 0.061 ms), not 256 x 128 tiles (4096 x 64 x 16384) or
-// 2-tile outputs (256 x 256 x 65536), where that measured slower; i8 splits paired 128 x 128
-// ping-pong tiles.
+// at n = 128); narrower ones with a K-major A, choose_skinny. Fewer tiles than half the SMs (small
+// C): 128 x 128 tiles (ping-pong) without a split where they fill 90 % of the SMs, or a quarter
+// with k at most 32 k-tiles (session 9: 1024^3 bf16 11 vs 22 us split 4 ways, i8 10 vs 19; 16384 x
+// 64 x 16384 bf16 0.191 vs 0.201 ms, i8 0.104 vs 0.111, before the skinny tiles); otherwise split-K
+// into as many k ranges as fill the SMs once, each at least 4 k-tiles, the partial sums within 1/8
+// of the device's memory and stored by TMA. Split 128 x 256 tiles of 16-bit inputs pair CTAs in
+// clusters sharing B (session 9: 1024 x 1024 x 16384 0.065 -> 0.061 ms), not 256 x 128 tiles (4096
+// x 64 x 16384) or 2-tile outputs (256 x 256 x 65536), where that measured slower; i8 splits paired
+// 128 x 128 ping-pong tiles.
 Params choose(const Device& dev, const GemmDesc& d) {
   if ((d.n <= 64 || d.m <= 64) && (dtype_size(d.types.a) != 2 || d.op_a == Op::N))
     return choose_skinny(dev, d);
