@@ -33,6 +33,8 @@ std::string rates_text(const PeakMeasurement& m) {
   std::string text = format_num("f32 %.1f", m.f32) + format_num(", f64 %.1f", m.f64);
   if (m.bf16 > 0) text += format_num(", bf16 %.1f", m.bf16);
   text += " GFLOP/s";
+  if (m.bf16 > 0 && !cpu_bf16_dot_pays())
+    text += " (bf16: vdpbf16ps, unused: bf16 GEMMs run on the f32 FMA here)";
   if (m.i8 > 0) text += format_num(", i8 %.1f GOP/s", m.i8);
   return text;
 }
@@ -59,7 +61,8 @@ void add_measured_peak(Device& d) {
   }
   d.peak_gflops_f32 = m.f32;
   d.peak_gflops_f64 = m.f64;
-  if (m.bf16 > 0) d.tensor_peaks.emplace_back("bf16", m.bf16);
+  // bf16 GEMMs are priced on the unit they run on: vdpbf16ps where it pays, else the f32 FMA.
+  if (m.bf16 > 0 && cpu_bf16_dot_pays()) d.tensor_peaks.emplace_back("bf16", m.bf16);
   if (m.i8 > 0) d.tensor_peaks.emplace_back("i8", m.i8);
   if (m.read_gbs > 0) d.bandwidth_gbs = m.read_gbs;
   std::string text = rates_text(m);
@@ -140,7 +143,7 @@ bool probe_cpu_peak(Device& d) {
   if (m.f32 <= 0 || m.f64 <= 0) return false;
   d.peak_gflops_f32 = m.f32;
   d.peak_gflops_f64 = m.f64;
-  if (m.bf16 > 0) set_tensor_peak(d, "bf16", m.bf16);
+  if (m.bf16 > 0 && cpu_bf16_dot_pays()) set_tensor_peak(d, "bf16", m.bf16);
   if (m.i8 > 0) set_tensor_peak(d, "i8", m.i8);
   d.details.emplace_back("peak probed", rates_text(m) + run_text(m));
   return true;

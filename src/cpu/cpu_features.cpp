@@ -298,6 +298,10 @@ bool cpu_has_avx512_bf16() {
   return yes;
 }
 
+bool cpu_bf16_dot_pays() {
+  return cpu_has_avx512_bf16() && cpu_uarch() != Uarch::intel;
+}
+
 bool cpu_has_avx512_vnni() {
   static const bool yes =
       kBuiltX86Kernels && isa_supported(Isa::avx512) && (cpuid(7, 0).ecx >> 11 & 1u);

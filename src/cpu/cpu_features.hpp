@@ -69,6 +69,11 @@ double nominal_f32_flops_per_cycle();
 // supported here (isa_supported(Isa::avx512)) and this build compiled kernels for them.
 bool cpu_has_avx512_bf16();  // vdpbf16ps
 bool cpu_has_avx512_vnni();  // vpdpbusd
+// Whether bf16 GEMMs should run on vdpbf16ps rather than on bf16 widened to f32 for the f32
+// FMA: true where the CPU has AVX512_BF16 and vdpbf16ps out-runs the FMA pipes (AMD Zen 4 / 5:
+// 2x the f32 rate), false on Intel cores (an Emerald Rapids Xeon issues one vdpbf16ps every
+// other cycle: 86 against 174 GFLOP/s per core for two 512-bit FMAs, docs/cpu.md).
+bool cpu_bf16_dot_pays();
 
 // One usable logical CPU of every physical core (the first of its SMT siblings), ascending.
 const std::vector<int>& one_cpu_per_core();

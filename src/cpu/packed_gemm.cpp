@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "cpu/element.hpp"
 #include "cpu/packed_pack.hpp"
 #include "cpu/ukernel.hpp"
+#include "kafel/error.hpp"
 
 namespace kafel::cpu {
 namespace {
@@ -329,7 +331,7 @@ void run_format(const GemmArgs& args, const UkernelSet& set, Isa isa, const Pack
 template <DType SA, DType SC>
 void dispatch(const GemmArgs& args, const UkernelSet& set, Isa isa, const PackedOptions& opt,
               int threads) {
-  const Format f = packed_format(isa, SA);
+  const Format f = packed_format(isa, SA, opt.bf16);
   if constexpr (SA == DType::bf16) {
     if (f == Format::bf16x2)
       return run_format<SA, SC, Format::bf16x2>(args, set, isa, opt, threads);
@@ -348,9 +350,22 @@ void dispatch(const GemmArgs& args, const UkernelSet& set, Isa isa, const Packed
 
 }  // namespace
 
-Format packed_format(Isa isa, DType storage) {
+bool has_bf16_pairs(Isa isa) {
+  return ukernels_for(isa).bf16x2.fn != nullptr;
+}
+
+Format packed_format(Isa isa, DType storage, Bf16Path bf16) {
   const UkernelSet& set = ukernels_for(isa);
-  if (storage == DType::bf16 && set.bf16x2.fn) return Format::bf16x2;
+  if (storage == DType::bf16) {
+    if (bf16 == Bf16Path::dot && !set.bf16x2.fn)
+      throw Unsupported("cpu.packed: BF16=dot, but the " + std::string(to_string(isa)) +
+                        " micro-kernels of this CPU have no bf16-pair (vdpbf16ps) kernel");
+    // The generic set's pairs are an emulation kept so that their packing is tested anywhere;
+    // on AVX-512 the pairs run only where vdpbf16ps out-runs the f32 FMA.
+    const bool pairs = bf16 == Bf16Path::dot || (bf16 == Bf16Path::automatic && set.bf16x2.fn &&
+                                                 (isa != Isa::avx512 || cpu_bf16_dot_pays()));
+    if (pairs) return Format::bf16x2;
+  }
   if (storage == DType::i8 && set.u8s8x4.fn) return Format::u8s8x4;
   if (storage == DType::i8 && set.i16x2.fn) return Format::i16x2;
   if (storage == DType::f64) return Format::f64;

@@ -10,6 +10,11 @@
 
 namespace kafel::cpu {
 
+// What bf16 inputs run on: automatic = the dot-product pairs where this ISA has a micro-kernel
+// for them and, on AVX-512, vdpbf16ps pays (cpu_bf16_dot_pays); f32 = widened to f32 for the
+// f32 micro-kernel; dot = the pairs (only where the ISA's set has them). Parameter BF16.
+enum class Bf16Path : int { automatic = 0, f32 = 1, dot = 2 };
+
 struct PackedOptions {
   Isa isa = Isa::automatic;  // automatic: the best this CPU has (or $KAFEL_CPU_ISA)
   int threads = 0;           // 0: $KAFEL_NUM_THREADS or all cores, fewer for tiny problems
@@ -21,12 +26,16 @@ struct PackedOptions {
   // f64, i32 as uint32) are read in place instead of packed; edge panels and transposed,
   // widened or grouped A are always packed.
   bool pack_a = false;
+  Bf16Path bf16 = Bf16Path::automatic;
 };
 
 // The packed format cpu.packed uses for inputs stored as `storage` on `isa` (resolved): the
-// dot-product formats for bf16 and i8 where the ISA's micro-kernel set has them, else the
-// compute type (f32, f64, u32).
-Format packed_format(Isa isa, DType storage);
+// dot-product formats for bf16 (as `bf16` says) and i8 where the ISA's micro-kernel set has
+// them, else the compute type (f32, f64, u32). Throws Unsupported for Bf16Path::dot on an ISA
+// without a bf16-pair micro-kernel.
+Format packed_format(Isa isa, DType storage, Bf16Path bf16 = Bf16Path::automatic);
+// Whether `isa`'s micro-kernel set has the bf16-pair kernel (vdpbf16ps, or its emulation).
+bool has_bf16_pairs(Isa isa);
 
 // C = alpha op(A) op(B) + beta C on normalised row-major operands, any type kafel has.
 void packed_gemm(const GemmArgs& args, const PackedOptions& opt = {});

@@ -27,6 +27,9 @@ ParamSpace packed_params() {
             "B prefetch distance in k steps, 0 = off, -1 = this micro-architecture's default"),
       param("APACK", 0, {0, 1}, 0, 1,
             "1: always pack A; 0: read a row-major f32/f64/i32 A in place (no transpose)"),
+      choice("BF16", 0, {"auto", "f32", "dot"}, false,
+             "bf16 inputs: f32 = widened for the f32 FMA, dot = bf16 pairs (vdpbf16ps), auto = "
+             "dot where it out-runs the FMA"),
   };
   return s;
 }
@@ -41,6 +44,7 @@ PackedOptions options_from(const Params& p) {
   o.prefetch_a = static_cast<int>(p.at("PFA"));
   o.prefetch_b = static_cast<int>(p.at("PFB"));
   o.pack_a = p.at("APACK") != 0;
+  o.bf16 = static_cast<Bf16Path>(p.at("BF16"));
   return o;
 }
 
@@ -52,10 +56,14 @@ GemmKernel packed_gemm_kernel() {
   k.types = cpu_gemm_types();
   k.params = packed_params();
   k.preference = always(10);
-  k.can_implement = [](const Device&, const GemmDesc&, const Params& p) -> std::string {
+  k.can_implement = [](const Device&, const GemmDesc& d, const Params& p) -> std::string {
     const auto isa = static_cast<Isa>(p.at("isa"));
     if (isa != Isa::automatic && !isa_supported(isa))
       return "this CPU (or this build) has no " + std::string(to_string(isa)) + " kernels";
+    if (static_cast<Bf16Path>(p.at("BF16")) == Bf16Path::dot && d.types.a == DType::bf16 &&
+        !has_bf16_pairs(resolve_isa(isa)))
+      return "BF16=dot: the " + std::string(to_string(resolve_isa(isa))) +
+             " micro-kernels of this CPU have no bf16-pair (vdpbf16ps) kernel";
     return "";
   };
   k.make_plan = [](const Device&, const GemmDesc&, const Params& p) {

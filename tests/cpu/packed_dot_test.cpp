@@ -13,6 +13,7 @@
 #include "common/problems.hpp"
 #include "cpu/cpu_features.hpp"
 #include "cpu/packed_gemm.hpp"
+#include "kafel/error.hpp"
 #include "kafel/gemm.hpp"
 #include "kafel/matrix.hpp"
 
@@ -141,21 +142,40 @@ TEST_P(PackedDot, DefaultBlocksSeveralPanelsAndLeadingDimensions) {
   expect_within_f32_accumulation(xv, yv, f.view(), ref.view());
 }
 
-// bf16 -> f32 against the float64 reference of the stored (bf16-rounded) inputs.
+// bf16 -> f32 against the float64 reference of the stored (bf16-rounded) inputs, on both bf16
+// paths this ISA has (widened for the f32 FMA, and the pairs where it has their kernel), with
+// every transpose; asking for pairs where there are none is refused before anything runs.
 TEST_P(PackedDot, Bf16MatchesTheReferenceOfRoundedInputs) {
   std::mt19937 rng(3);
   std::normal_distribution<double> dist(0.0, 1.0);
-  for (std::int64_t k : {1, 2, 7, 515}) {
-    const std::int64_t m = 19, n = 70;
-    Matrix a(DType::bf16, m, k), b(DType::bf16, k, n);
-    for (Matrix* x : {&a, &b})
-      for (std::int64_t i = 0; i < x->rows(); ++i)
-        for (std::int64_t j = 0; j < x->cols(); ++j) x->set(i, j, dist(rng));
-    Matrix c(DType::f32, m, n), expected(DType::f64, m, n);
-    gemm(select_device("cpu"), Op::N, Op::N, 1.0, a, b, 0.0, c, options({{"KC", 128}}));
-    reference_gemm(Op::N, Op::N, 1.0, a, b, 0.0, expected);
-    expect_within_f32_accumulation(a.view(), b.view(), c.view(), expected.view());
+  std::vector<cpu::Bf16Path> paths = {cpu::Bf16Path::automatic, cpu::Bf16Path::f32};
+  if (cpu::has_bf16_pairs(GetParam())) {
+    paths.push_back(cpu::Bf16Path::dot);
+  } else {
+    Matrix x(DType::bf16, 2, 2), y(DType::f32, 2, 2);
+    EXPECT_THROW(gemm(select_device("cpu"), Op::N, Op::N, 1.0, x, x, 0.0, y,
+                      options({{"BF16", int(cpu::Bf16Path::dot)}})),
+                 Unsupported);
   }
+  for (cpu::Bf16Path path : paths)
+    for (std::int64_t k : {1, 2, 7, 515})
+      for (Op op_a : {Op::N, Op::T})
+        for (Op op_b : {Op::N, Op::T}) {
+          const std::int64_t m = 19, n = 70;
+          Matrix a(DType::bf16, op_a == Op::N ? m : k, op_a == Op::N ? k : m);
+          Matrix b(DType::bf16, op_b == Op::N ? k : n, op_b == Op::N ? n : k);
+          for (Matrix* x : {&a, &b})
+            for (std::int64_t i = 0; i < x->rows(); ++i)
+              for (std::int64_t j = 0; j < x->cols(); ++j) x->set(i, j, dist(rng));
+          Matrix c(DType::f32, m, n), expected(DType::f64, m, n);
+          gemm(select_device("cpu"), op_a, op_b, 1.0, a, b, 0.0, c,
+               options({{"KC", 128}, {"BF16", int(path)}}));
+          reference_gemm(op_a, op_b, 1.0, a, b, 0.0, expected);
+          SCOPED_TRACE("BF16=" + std::to_string(int(path)) + " k=" + std::to_string(k));
+          expect_within_f32_accumulation(op_a == Op::N ? a.view() : a.view().transposed(),
+                                         op_b == Op::N ? b.view() : b.view().transposed(), c.view(),
+                                         expected.view());
+        }
 }
 
 // The packed format each ISA uses: the dot-product formats exactly where the set has them.
@@ -173,7 +193,12 @@ TEST_P(PackedDot, FormatFollowsTheMicroKernels) {
     EXPECT_EQ(i8, Format::i16x2);
   }
   if (isa == Isa::avx512) {
-    EXPECT_EQ(bf16, cpu::cpu_has_avx512_bf16() ? Format::bf16x2 : Format::f32);
+    EXPECT_EQ(bf16, cpu::cpu_bf16_dot_pays() ? Format::bf16x2 : Format::f32);
+    EXPECT_EQ(cpu::packed_format(isa, DType::bf16, cpu::Bf16Path::f32), Format::f32);
+    if (cpu::cpu_has_avx512_bf16())
+      EXPECT_EQ(cpu::packed_format(isa, DType::bf16, cpu::Bf16Path::dot), Format::bf16x2);
+    else
+      EXPECT_THROW(cpu::packed_format(isa, DType::bf16, cpu::Bf16Path::dot), Unsupported);
     EXPECT_EQ(i8, cpu::cpu_has_avx512_vnni() ? Format::u8s8x4 : Format::i16x2);
   }
   EXPECT_EQ(cpu::packed_format(isa, DType::f64), Format::f64);
