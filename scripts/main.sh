@@ -31,6 +31,17 @@ echo "== devices =="
 "$K" devices --json "$R/devices.json"
 best=$("$K" devices --best)
 echo "best device: $best"
+# An OpenBLAS older than the CPU runs generic kernels; `kafel devices` names the core type that
+# runs its kernels for this CPU, and the baseline is compared at its best (it reads the variable
+# when it is loaded, so it is set for every later command).
+if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
+  core=$(grep -o 'OPENBLAS_CORETYPE=[A-Za-z0-9]*' "$R/devices.json" | head -n 1 | cut -d= -f2)
+  if [ -n "$core" ]; then
+    export OPENBLAS_CORETYPE=$core
+    echo "export OPENBLAS_CORETYPE=$core" >>"$R/commands.txt"
+    echo "OpenBLAS baseline: OPENBLAS_CORETYPE=$core (its own choice is a kernel set older than this CPU)"
+  fi
+fi
 
 has() { grep -q "\"backend\": *\"$1\"" "$R/devices.json"; }
 plot() { python3 bench/plot.py "$1" -o "${1%.json}.png" || /usr/bin/python3 bench/plot.py "$1" -o "${1%.json}.png"; }

@@ -29,6 +29,9 @@ struct GemmKernelInfo {
   std::vector<TypeSupport> types;
   ParamSpace params;      // launch / tile parameters (empty when none)
   bool baseline = false;  // a comparison library (OpenBLAS, cuBLAS, CLBlast), not one of ours
+  // A baseline's caveat on this machine ("" when none), which `kafel bench` prints as a warning:
+  // e.g. OpenBLAS running kernels for an older ISA than the CPU's.
+  std::string caveat;
   // Runs a whole batch (GemmDesc::batch > 1) in one plan: one launch on GPUs. Kernels without it
   // still run batches: the framework gives each matrix its own plan.
   bool batches = false;

@@ -10,6 +10,7 @@
 #include "core/registry.hpp"
 #include "core/thread_pool.hpp"
 #include "cpu/cpu_features.hpp"
+#include "cpu/openblas.hpp"
 #include "cpu/peak.hpp"
 #include "kafel/bench.hpp"
 #include "kafel/error.hpp"
@@ -123,6 +124,9 @@ Device cpu_device() {
                            format_num("%.1f GFLOP/s f32", nominal_f32) + " (f64: half)"
                      : "unknown (no clock)"}};
   add_measured_peak(d);
+  if (const OpenblasCore& blas = openblas_core(); !blas.text.empty())
+    d.details.emplace_back("openblas",
+                           blas.text + (blas.warning.empty() ? "" : "; " + blas.warning));
   return d;
 }
 

@@ -1,20 +1,49 @@
 // The `cpu.openblas` comparison baseline: sgemm/dgemm (and sbgemm, bf16 -> f32, where built in)
 // through CBLAS on the normalised operands (a batch: a loop of calls), OpenBLAS set to cpu.packed's
 // thread count so the two compare fairly. Built when KAFEL_HAVE_OPENBLAS is set; a baseline is not
-// a rung: `kafel bench --vs openblas`.
+// a rung: `kafel bench --vs openblas`. Its caveat says which kernel set OpenBLAS runs here.
+#include "cpu/openblas.hpp"
+
 #ifdef KAFEL_HAVE_OPENBLAS
 #include <cblas.h>
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <sstream>
 #include <string>
-
 #include "core/registry.hpp"
 #include "core/thread_pool.hpp"
+#include "cpu/cpu_features.hpp"
 #include "cpu/host_plan.hpp"
 #include "kafel/error.hpp"
 
 namespace kafel::cpu {
+
+const OpenblasCore& openblas_core() {
+  static const OpenblasCore c = [] {
+    OpenblasCore r;
+    std::istringstream config(openblas_get_config());  // "OpenBLAS 0.3.21 NO_LAPACKE ..."
+    std::string name, version;
+    config >> name >> version;
+    const std::string core = openblas_get_corename();
+    r.text = "OpenBLAS " + version + ", " + core + " kernels";
+    const Isa cpu = cpu_isa(), lib = openblas_core_isa(core);
+    if (lib >= cpu || cpu == Isa::generic) return r;
+    const char* fix = cpu == Isa::avx2        ? "Haswell"
+                      : cpu_has_avx512_bf16() ? "Cooperlake"
+                                              : "SkylakeX";
+    r.warning = "the OpenBLAS baseline runs its " + core + " kernels (" +
+                std::string(to_string(lib)) + ") on this " + std::string(to_string(cpu)) + " CPU" +
+                (std::getenv("OPENBLAS_CORETYPE") ? " as $OPENBLAS_CORETYPE asks"
+                                                  : " (its CPU table predates the CPU)") +
+                "; OPENBLAS_CORETYPE=" + fix + " runs its " + std::string(to_string(cpu)) +
+                " kernels";
+    return r;
+  }();
+  return c;
+}
+
 namespace {
 
 CBLAS_TRANSPOSE to_cblas(Op op) {
@@ -69,7 +98,9 @@ void openblas_batch(const GemmArgs& g) {
 GemmKernel openblas_gemm_kernel() {
   GemmKernel k;
   k.name = "cpu.openblas";
-  k.summary = "OpenBLAS sgemm/dgemm (sbgemm where built in) through CBLAS (comparison baseline)";
+  k.summary = openblas_core().text +
+              ": sgemm/dgemm (sbgemm where built in) through CBLAS (comparison baseline)";
+  k.caveat = openblas_core().warning;
   k.rung = 100;
   k.types = natural_types({DType::f32, DType::f64});
   if (find_sbgemm()) k.types.push_back({bf16_to_f32(), {}});
@@ -92,4 +123,24 @@ const Register registered{openblas_gemm_kernel()};
 
 }  // namespace
 }  // namespace kafel::cpu
+
+#else
+
+namespace kafel::cpu {
+const OpenblasCore& openblas_core() {
+  static const OpenblasCore none;
+  return none;
+}
+}  // namespace kafel::cpu
+
 #endif
+
+namespace kafel::cpu {
+Isa openblas_core_isa(std::string_view core) {
+  for (std::string_view n : {"SkylakeX", "Cooperlake", "SapphireRapids"})
+    if (core == n) return Isa::avx512;
+  for (std::string_view n : {"Haswell", "Zen", "Excavator"})
+    if (core == n) return Isa::avx2;
+  return Isa::generic;
+}
+}  // namespace kafel::cpu

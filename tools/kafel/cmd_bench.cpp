@@ -214,6 +214,8 @@ int run_bench(const BenchCli& o) {
   for (const auto& which : split_list(o.vs)) {
     baselines.push_back(pick_baseline(dev, which));
     kernels.push_back(gemm_kernel(dev, baselines.back()));
+    if (!kernels.back().caveat.empty())
+      std::cerr << "kafel: warning: " << kernels.back().caveat << '\n';
   }
   Sweep sweep = make_sweep(o);
   check_sweep_used(sweep, kernels);
