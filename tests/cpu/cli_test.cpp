@@ -11,6 +11,8 @@
 #include <string>
 
 #include "io_test_util.hpp"
+#include "kafel/device.hpp"
+#include "kafel/kernels.hpp"
 
 namespace kafel {
 namespace {
@@ -253,6 +255,25 @@ TEST(Cli, BenchSweepsAParameter) {
   EXPECT_EQ(doc["records"][1]["params"]["threads"], 2);
   expect_one_line_error(
       kafel(dir, "bench --device cpu --kernels cpu.naive --sizes 16 --param nosuch=1"), "nosuch");
+}
+
+// A baseline's caveat on this machine (OpenBLAS running kernels for an older ISA than the CPU's)
+// is printed as a warning by `bench --vs`, and only then; the run itself still succeeds.
+TEST(Cli, BenchWarnsOfABaselinesCaveat) {
+  const Device cpu = select_device("cpu");
+  bool have_openblas = false;
+  for (const auto& k : gemm_kernels(cpu)) have_openblas |= k.name == "cpu.openblas";
+  if (!have_openblas) GTEST_SKIP() << "built without OpenBLAS";
+  const std::string caveat = gemm_kernel(cpu, "cpu.openblas").caveat;
+  ScratchDir dir("cli");
+  Result r = kafel(dir,
+                   "bench --device cpu --kernels cpu.naive --sizes 16 --warmup 0 --reps 1 "
+                   "--vs openblas");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  if (caveat.empty())
+    EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+  else
+    EXPECT_NE(r.err.find("kafel: warning: " + caveat + "\n"), std::string::npos) << r.err;
 }
 
 TEST(Cli, HelpAndVersion) {
