@@ -1,6 +1,5 @@
 // cuBLAS comparison for covariance: channel means (double) and centring on the device, then
 // cublasSsyrk (float, sums over all N in float) or cublasDsyrk (centred data in double).
-#include <cublas_v2.h>
 
 #include <memory>
 #include <string>
@@ -8,6 +7,7 @@
 
 #include "core/cov_backend.hpp"
 #include "core/registry.hpp"
+#include "cuda/cublas_api.hpp"
 #include "cuda/runtime.hpp"
 
 namespace kafel::cuda {
@@ -60,13 +60,13 @@ class CublasCovPlan : public CovPlan {
     y_ = DeviceBuffer(std::size_t(d.channels * d.samples) * sizeof(T), "centred samples");
     mean_ = DeviceBuffer(std::size_t(d.channels) * 8, "means");
     c_ = DeviceBuffer(std::size_t(d.channels * d.channels) * sizeof(T), "covariance");
-    check_blas(cublasCreate(&handle_), "cublasCreate");
-    if (cublasSetStream(handle_, stream_) != CUBLAS_STATUS_SUCCESS) {
-      cublasDestroy(handle_);
+    check_blas(cublas_api().Create(&handle_), "cublasCreate");
+    if (cublas_api().SetStream(handle_, stream_) != CUBLAS_STATUS_SUCCESS) {
+      cublas_api().Destroy(handle_);
       throw DeviceError("cublasSetStream failed for the covariance baseline");
     }
   }
-  ~CublasCovPlan() override { cublasDestroy(handle_); }
+  ~CublasCovPlan() override { cublas_api().Destroy(handle_); }
 
   void load(const CovArgs& a, int) override {
     DeviceGuard g(ordinal_);  // another plan may have switched the current device
@@ -97,12 +97,12 @@ class CublasCovPlan : public CovPlan {
     const cublasOperation_t op = planar ? CUBLAS_OP_T : CUBLAS_OP_N;
     const int lda = planar ? int(n) : int(ch);
     if constexpr (sizeof(T) == 4)
-      check_blas(cublasSsyrk(handle_, CUBLAS_FILL_MODE_LOWER, op, int(ch), int(n), &one, y_.as<T>(),
-                             lda, &zero, c_.as<T>(), int(ch)),
+      check_blas(cublas_api().Ssyrk(handle_, CUBLAS_FILL_MODE_LOWER, op, int(ch), int(n), &one,
+                                    y_.as<T>(), lda, &zero, c_.as<T>(), int(ch)),
                  "cublasSsyrk");
     else
-      check_blas(cublasDsyrk(handle_, CUBLAS_FILL_MODE_LOWER, op, int(ch), int(n), &one, y_.as<T>(),
-                             lda, &zero, c_.as<T>(), int(ch)),
+      check_blas(cublas_api().Dsyrk(handle_, CUBLAS_FILL_MODE_LOWER, op, int(ch), int(n), &one,
+                                    y_.as<T>(), lda, &zero, c_.as<T>(), int(ch)),
                  "cublasDsyrk");
     t.stop(stream_);
     return t.ms();

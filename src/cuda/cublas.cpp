@@ -2,8 +2,6 @@
 // dgemm (IEEE, no TF32), cublasGemmEx for tf32, f16 and bf16, cuBLASLt for i8 -> i32 and fp8;
 // batches through the strided-batched calls (cublasSgemmStridedBatched, Lt layout batches).
 // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, so the operands are swapped.
-#include <cublasLt.h>
-#include <cublas_v2.h>
 
 #include <map>
 #include <memory>
@@ -11,6 +9,7 @@
 #include <string>
 
 #include "core/registry.hpp"
+#include "cuda/cublas_api.hpp"
 #include "cuda/plan.hpp"
 #include "cuda/runtime.hpp"
 
@@ -22,8 +21,8 @@ constexpr std::size_t kLtWorkspace = std::size_t(32) << 20;
 
 void check_cublas(cublasStatus_t st, const char* call) {
   if (st == CUBLAS_STATUS_SUCCESS) return;
-  const std::string msg = std::string("cuBLAS error: ") + call + ": " + cublasGetStatusName(st) +
-                          ": " + cublasGetStatusString(st);
+  const std::string msg = std::string("cuBLAS error: ") + call + ": " +
+                          cublas_api().GetStatusName(st) + ": " + cublas_api().GetStatusString(st);
   if (st == CUBLAS_STATUS_ALLOC_FAILED) throw OutOfMemory(msg);
   if (st == CUBLAS_STATUS_NOT_SUPPORTED) throw Unsupported(msg);
   throw DeviceError(msg);
@@ -39,9 +38,9 @@ cublasHandle_t blas_handle(int ordinal) {
   if (it != handles.end()) return it->second;
   DeviceGuard guard(ordinal);
   cublasHandle_t h = nullptr;
-  check_cublas(cublasCreate(&h), "cublasCreate");
+  check_cublas(cublas_api().Create(&h), "cublasCreate");
   // IEEE FP32 for sgemm (TF32 is its own entry, through cublasGemmEx's compute type).
-  check_cublas(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  check_cublas(cublas_api().SetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
   return handles.emplace(ordinal, h).first->second;
 }
 
@@ -52,7 +51,7 @@ cublasLtHandle_t lt_handle(int ordinal) {
   if (it != handles.end()) return it->second;
   DeviceGuard guard(ordinal);
   cublasLtHandle_t h = nullptr;
-  check_cublas(cublasLtCreate(&h), "cublasLtCreate");
+  check_cublas(cublas_api().LtCreate(&h), "cublasLtCreate");
   return handles.emplace(ordinal, h).first->second;
 }
 
@@ -99,7 +98,7 @@ void launch_blas(const DeviceGemm& g, const Params&, cudaStream_t s) {
   int dev = 0;
   KAFEL_CUDA_CHECK(cudaGetDevice(&dev));
   cublasHandle_t h = blas_handle(dev);
-  check_cublas(cublasSetStream(h, s), "cublasSetStream");
+  check_cublas(cublas_api().SetStream(h, s), "cublasSetStream");
   const auto m = static_cast<int>(g.desc.m), n = static_cast<int>(g.desc.n),
              k = static_cast<int>(g.desc.k);
   const auto lda = static_cast<int>(g.lda), ldb = static_cast<int>(g.ldb),
@@ -114,11 +113,12 @@ void launch_blas(const DeviceGemm& g, const Params&, cudaStream_t s) {
     const auto* B = static_cast<const double*>(g.b);
     auto* C = static_cast<double*>(g.c);
     if (batched)
-      check_cublas(cublasDgemmStridedBatched(h, ta, tb, n, m, k, &alpha, B, ldb, g.stride_b, A, lda,
-                                             g.stride_a, &beta, C, ldc, g.stride_c, count),
-                   "cublasDgemmStridedBatched");
+      check_cublas(
+          cublas_api().DgemmStridedBatched(h, ta, tb, n, m, k, &alpha, B, ldb, g.stride_b, A, lda,
+                                           g.stride_a, &beta, C, ldc, g.stride_c, count),
+          "cublasDgemmStridedBatched");
     else
-      check_cublas(cublasDgemm(h, ta, tb, n, m, k, &alpha, B, ldb, A, lda, &beta, C, ldc),
+      check_cublas(cublas_api().Dgemm(h, ta, tb, n, m, k, &alpha, B, ldb, A, lda, &beta, C, ldc),
                    "cublasDgemm");
     return;
   }
@@ -128,27 +128,28 @@ void launch_blas(const DeviceGemm& g, const Params&, cudaStream_t s) {
     const auto* B = static_cast<const float*>(g.b);
     auto* C = static_cast<float*>(g.c);
     if (batched)
-      check_cublas(cublasSgemmStridedBatched(h, ta, tb, n, m, k, &alpha, B, ldb, g.stride_b, A, lda,
-                                             g.stride_a, &beta, C, ldc, g.stride_c, count),
-                   "cublasSgemmStridedBatched");
+      check_cublas(
+          cublas_api().SgemmStridedBatched(h, ta, tb, n, m, k, &alpha, B, ldb, g.stride_b, A, lda,
+                                           g.stride_a, &beta, C, ldc, g.stride_c, count),
+          "cublasSgemmStridedBatched");
     else
-      check_cublas(cublasSgemm(h, ta, tb, n, m, k, &alpha, B, ldb, A, lda, &beta, C, ldc),
+      check_cublas(cublas_api().Sgemm(h, ta, tb, n, m, k, &alpha, B, ldb, A, lda, &beta, C, ldc),
                    "cublasSgemm");
     return;
   }
   const cublasComputeType_t compute =
       t.compute == Compute::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   if (batched)
-    check_cublas(
-        cublasGemmStridedBatchedEx(h, ta, tb, n, m, k, &alpha, g.b, cuda_type(t.b), ldb, g.stride_b,
-                                   g.a, cuda_type(t.a), lda, g.stride_a, &beta, g.c, cuda_type(t.c),
-                                   ldc, g.stride_c, count, compute, CUBLAS_GEMM_DEFAULT),
-        "cublasGemmStridedBatchedEx");
+    check_cublas(cublas_api().GemmStridedBatchedEx(h, ta, tb, n, m, k, &alpha, g.b, cuda_type(t.b),
+                                                   ldb, g.stride_b, g.a, cuda_type(t.a), lda,
+                                                   g.stride_a, &beta, g.c, cuda_type(t.c), ldc,
+                                                   g.stride_c, count, compute, CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmStridedBatchedEx");
   else
-    check_cublas(
-        cublasGemmEx(h, ta, tb, n, m, k, &alpha, g.b, cuda_type(t.b), ldb, g.a, cuda_type(t.a), lda,
-                     &beta, g.c, cuda_type(t.c), ldc, compute, CUBLAS_GEMM_DEFAULT),
-        "cublasGemmEx");
+    check_cublas(cublas_api().GemmEx(h, ta, tb, n, m, k, &alpha, g.b, cuda_type(t.b), ldb, g.a,
+                                     cuda_type(t.a), lda, &beta, g.c, cuda_type(t.c), ldc, compute,
+                                     CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmEx");
 }
 
 // One cuBLASLt matmul prepared once per plan (descriptors, layouts, the heuristic's algorithm,
@@ -170,17 +171,17 @@ class LtMatmul {
     integer_ = t.compute == Compute::i32;
     const cublasComputeType_t compute = integer_ ? CUBLAS_COMPUTE_32I : CUBLAS_COMPUTE_32F;
     const cudaDataType_t scale = integer_ ? CUDA_R_32I : CUDA_R_32F;
-    check_cublas(cublasLtMatmulDescCreate(&op_, compute, scale), "cublasLtMatmulDescCreate");
+    check_cublas(cublas_api().LtMatmulDescCreate(&op_, compute, scale), "cublasLtMatmulDescCreate");
     const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     set_desc(CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
     set_desc(CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
     const auto m = static_cast<std::uint64_t>(g.desc.m), n = static_cast<std::uint64_t>(g.desc.n),
                k = static_cast<std::uint64_t>(g.desc.k);
-    check_cublas(cublasLtMatrixLayoutCreate(&a_, cuda_type(t.b), k, n, g.ldb),
+    check_cublas(cublas_api().LtMatrixLayoutCreate(&a_, cuda_type(t.b), k, n, g.ldb),
                  "cublasLtMatrixLayoutCreate");
-    check_cublas(cublasLtMatrixLayoutCreate(&b_, cuda_type(t.a), k, m, g.lda),
+    check_cublas(cublas_api().LtMatrixLayoutCreate(&b_, cuda_type(t.a), k, m, g.lda),
                  "cublasLtMatrixLayoutCreate");
-    check_cublas(cublasLtMatrixLayoutCreate(&c_, cuda_type(t.c), n, m, g.ldc),
+    check_cublas(cublas_api().LtMatrixLayoutCreate(&c_, cuda_type(t.c), n, m, g.ldc),
                  "cublasLtMatrixLayoutCreate");
     if (g.desc.batch > 1) {
       set_batch(a_, g.desc.batch, g.stride_b);
@@ -198,39 +199,40 @@ class LtMatmul {
                ibeta = static_cast<std::int32_t>(g.desc.beta);
     const void* alpha = integer_ ? static_cast<const void*>(&ialpha) : &falpha;
     const void* beta = integer_ ? static_cast<const void*>(&ibeta) : &fbeta;
-    check_cublas(cublasLtMatmul(handle_, op_, alpha, g.b, a_, g.a, b_, beta, g.c, c_, g.c, c_,
-                                &algo_, workspace_.get(), workspace_.bytes(), s),
+    check_cublas(cublas_api().LtMatmul(handle_, op_, alpha, g.b, a_, g.a, b_, beta, g.c, c_, g.c,
+                                       c_, &algo_, workspace_.get(), workspace_.bytes(), s),
                  "cublasLtMatmul");
   }
 
  private:
   void set_desc(cublasLtMatmulDescAttributes_t attr, const void* v, std::size_t size) {
-    check_cublas(cublasLtMatmulDescSetAttribute(op_, attr, v, size),
+    check_cublas(cublas_api().LtMatmulDescSetAttribute(op_, attr, v, size),
                  "cublasLtMatmulDescSetAttribute");
   }
 
   // A strided batch: the layout's count and the distance between its matrices in elements.
   static void set_batch(cublasLtMatrixLayout_t layout, std::int64_t count, std::int64_t stride) {
     const auto n = static_cast<std::int32_t>(count);
-    check_cublas(
-        cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n, sizeof n),
-        "cublasLtMatrixLayoutSetAttribute");
-    check_cublas(cublasLtMatrixLayoutSetAttribute(
+    check_cublas(cublas_api().LtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                         &n, sizeof n),
+                 "cublasLtMatrixLayoutSetAttribute");
+    check_cublas(cublas_api().LtMatrixLayoutSetAttribute(
                      layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride),
                  "cublasLtMatrixLayoutSetAttribute");
   }
 
   void choose_algorithm(const DeviceGemm& g) {
     cublasLtMatmulPreference_t pref = nullptr;
-    check_cublas(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+    check_cublas(cublas_api().LtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
     const std::uint64_t ws = workspace_.bytes();
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
-    cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(
+    cublasStatus_t st = cublas_api().LtMatmulPreferenceSetAttribute(
         pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
     if (st == CUBLAS_STATUS_SUCCESS)
-      st = cublasLtMatmulAlgoGetHeuristic(handle_, op_, a_, b_, c_, c_, pref, 1, &result, &found);
-    cublasLtMatmulPreferenceDestroy(pref);
+      st = cublas_api().LtMatmulAlgoGetHeuristic(handle_, op_, a_, b_, c_, c_, pref, 1, &result,
+                                                 &found);
+    cublas_api().LtMatmulPreferenceDestroy(pref);
     check_cublas(st, "cublasLtMatmulAlgoGetHeuristic");
     if (found == 0 || result.state != CUBLAS_STATUS_SUCCESS)
       throw Unsupported("cuda.cublas: cuBLASLt has no algorithm for " + g.desc.shape() +
@@ -239,10 +241,10 @@ class LtMatmul {
   }
 
   void release() noexcept {
-    if (a_) cublasLtMatrixLayoutDestroy(a_);
-    if (b_) cublasLtMatrixLayoutDestroy(b_);
-    if (c_) cublasLtMatrixLayoutDestroy(c_);
-    if (op_) cublasLtMatmulDescDestroy(op_);
+    if (a_) cublas_api().LtMatrixLayoutDestroy(a_);
+    if (b_) cublas_api().LtMatrixLayoutDestroy(b_);
+    if (c_) cublas_api().LtMatrixLayoutDestroy(c_);
+    if (op_) cublas_api().LtMatmulDescDestroy(op_);
     a_ = b_ = c_ = nullptr;
     op_ = nullptr;
   }
