@@ -14,6 +14,7 @@ struct F32 {
   using T = float;
   using R = __m256;
   static constexpr int lanes = 8;
+  static constexpr int rows = 4;
   static R zero() { return _mm256_setzero_ps(); }
   static R loadu(const T* p) { return _mm256_loadu_ps(p); }
   static void storeu(T* p, R r) { _mm256_storeu_ps(p, r); }
@@ -26,6 +27,7 @@ struct F64 {
   using T = double;
   using R = __m256d;
   static constexpr int lanes = 4;
+  static constexpr int rows = 4;
   static R zero() { return _mm256_setzero_pd(); }
   static R loadu(const T* p) { return _mm256_loadu_pd(p); }
   static void storeu(T* p, R r) { _mm256_storeu_pd(p, r); }

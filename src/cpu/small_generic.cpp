@@ -11,6 +11,7 @@ struct Scalar {
   using T = E;
   using R = E;
   static constexpr int lanes = 1;
+  static constexpr int rows = 4;
   static R zero() { return 0; }
   static R loadu(const T* p) { return *p; }
   static void storeu(T* p, R r) { *p = r; }

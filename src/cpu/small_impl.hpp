@@ -1,5 +1,5 @@
 // The body of the direct small-matrix GEMM, written once over a vector-traits class V (the ISA
-// files supply it): register tiles of up to 4 rows x 2 vectors read A by broadcasts and B by
+// files supply it): register tiles of up to 8 rows x 2 vectors read A by broadcasts and B by
 // unaligned row loads, so nothing is copied; columns left over after whole vectors go through a
 // scalar tile.
 #pragma once
@@ -8,8 +8,8 @@
 
 namespace kafel::cpu::small {
 
-// V must provide: T, R, lanes, zero(), loadu(p), storeu(p, r), set1(x), madd(a, b, acc) =
-// a * b + acc, mul(a, b).
+// V must provide: T, R, lanes, rows (the tallest tile, 4 or 8), zero(), loadu(p), storeu(p, r),
+// set1(x), madd(a, b, acc) = a * b + acc, mul(a, b).
 template <class V, int MR, int NV>
 inline void tile(std::int64_t k, const typename V::T* a, std::int64_t ars, std::int64_t acs,
                  const typename V::T* b, std::int64_t ldb, typename V::T* c, std::int64_t ldc,
@@ -17,7 +17,7 @@ inline void tile(std::int64_t k, const typename V::T* a, std::int64_t ars, std::
   using R = typename V::R;
   constexpr int L = V::lanes;
   R acc[MR][NV];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) acc[r][v] = V::zero();
@@ -25,7 +25,7 @@ inline void tile(std::int64_t k, const typename V::T* a, std::int64_t ars, std::
     R bv[NV];
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) bv[v] = V::loadu(b + p * ldb + v * L);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       const R ar = V::set1(a[r * ars + p * acs]);
 #pragma GCC unroll 2
@@ -33,7 +33,7 @@ inline void tile(std::int64_t k, const typename V::T* a, std::int64_t ars, std::
     }
   }
   const R va = V::set1(alpha);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) {
@@ -45,12 +45,17 @@ inline void tile(std::int64_t k, const typename V::T* a, std::int64_t ars, std::
     }
 }
 
-// Every row of one column strip (NV vectors wide): tiles of 4 rows, then the 1-3 left.
+// Every row of one column strip (NV vectors wide): tiles of V::rows rows (8 where 32 vector
+// registers hold 16 accumulators: 32^3 / 64^3 f32 2-5 % faster than 4 on an Emerald Rapids),
+// then of 4, then the 1-3 left.
 template <class V, int NV>
 inline void strip(std::int64_t m, std::int64_t k, const typename V::T* a, std::int64_t ars,
                   std::int64_t acs, const typename V::T* b, std::int64_t ldb, typename V::T* c,
                   std::int64_t ldc, typename V::T alpha, typename V::T beta) {
   std::int64_t i = 0;
+  if constexpr (V::rows > 4)
+    for (; i + V::rows <= m; i += V::rows)
+      tile<V, V::rows, NV>(k, a + i * ars, ars, acs, b, ldb, c + i * ldc, ldc, alpha, beta);
   for (; i + 4 <= m; i += 4)
     tile<V, 4, NV>(k, a + i * ars, ars, acs, b, ldb, c + i * ldc, ldc, alpha, beta);
   const std::int64_t left = m - i;
