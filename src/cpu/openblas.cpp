@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <sstream>
 #include <string>
+
 #include "core/registry.hpp"
 #include "core/thread_pool.hpp"
 #include "cpu/cpu_features.hpp"

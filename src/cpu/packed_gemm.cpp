@@ -350,16 +350,17 @@ void dispatch(const GemmArgs& args, const UkernelSet& set, Isa isa, const Packed
 
 }  // namespace
 
-bool has_bf16_pairs(Isa isa) {
-  return ukernels_for(isa).bf16x2.fn != nullptr;
+std::string bf16_path_refusal(Isa isa, Bf16Path path) {
+  if (path != Bf16Path::dot || ukernels_for(isa).bf16x2.fn) return "";
+  return "BF16=dot: the " + std::string(to_string(isa)) +
+         " micro-kernels of this CPU have no bf16-pair (vdpbf16ps) kernel";
 }
 
 Format packed_format(Isa isa, DType storage, Bf16Path bf16) {
   const UkernelSet& set = ukernels_for(isa);
   if (storage == DType::bf16) {
-    if (bf16 == Bf16Path::dot && !set.bf16x2.fn)
-      throw Unsupported("cpu.packed: BF16=dot, but the " + std::string(to_string(isa)) +
-                        " micro-kernels of this CPU have no bf16-pair (vdpbf16ps) kernel");
+    if (std::string why = bf16_path_refusal(isa, bf16); !why.empty())
+      throw Unsupported("cpu.packed: " + why);
     // The generic set's pairs are an emulation kept so that their packing is tested anywhere;
     // on AVX-512 the pairs run only where vdpbf16ps out-runs the f32 FMA.
     const bool pairs = bf16 == Bf16Path::dot || (bf16 == Bf16Path::automatic && set.bf16x2.fn &&

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "core/backend.hpp"
 #include "cpu/cpu_features.hpp"
@@ -34,8 +35,9 @@ struct PackedOptions {
 // them, else the compute type (f32, f64, u32). Throws Unsupported for Bf16Path::dot on an ISA
 // without a bf16-pair micro-kernel.
 Format packed_format(Isa isa, DType storage, Bf16Path bf16 = Bf16Path::automatic);
-// Whether `isa`'s micro-kernel set has the bf16-pair kernel (vdpbf16ps, or its emulation).
-bool has_bf16_pairs(Isa isa);
+// "" when `isa` (resolved) can run bf16 inputs on `path`, else why not (BF16=dot where its
+// micro-kernel set has no bf16-pair kernel).
+std::string bf16_path_refusal(Isa isa, Bf16Path path);
 
 // C = alpha op(A) op(B) + beta C on normalised row-major operands, any type kafel has.
 void packed_gemm(const GemmArgs& args, const PackedOptions& opt = {});

@@ -60,10 +60,8 @@ GemmKernel packed_gemm_kernel() {
     const auto isa = static_cast<Isa>(p.at("isa"));
     if (isa != Isa::automatic && !isa_supported(isa))
       return "this CPU (or this build) has no " + std::string(to_string(isa)) + " kernels";
-    if (static_cast<Bf16Path>(p.at("BF16")) == Bf16Path::dot && d.types.a == DType::bf16 &&
-        !has_bf16_pairs(resolve_isa(isa)))
-      return "BF16=dot: the " + std::string(to_string(resolve_isa(isa))) +
-             " micro-kernels of this CPU have no bf16-pair (vdpbf16ps) kernel";
+    if (d.types.a == DType::bf16)
+      return bf16_path_refusal(resolve_isa(isa), static_cast<Bf16Path>(p.at("BF16")));
     return "";
   };
   k.make_plan = [](const Device&, const GemmDesc&, const Params& p) {
