@@ -151,7 +151,7 @@ struct Pack {
   }
 
   // Row-major A panels that transpose_rows packs: f32 / f64 as they are, bf16 widened to f32
-  // on the way (a shift into the top half; the scalar loop below cost bf16 -> f32 GEMMs ~10 %
+  // on the way (a shift into the top half; plain_a's scalar loop cost bf16 -> f32 GEMMs ~10 %
   // of their time at 2048^3 where bf16 runs on the f32 FMA).
   static constexpr bool kTransposable =
       (std::is_same_v<S, P> && (std::is_same_v<P, float> || std::is_same_v<P, double>)) ||
