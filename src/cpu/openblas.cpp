@@ -27,7 +27,8 @@ const OpenblasCore& openblas_core() {
     std::istringstream config(openblas_get_config());  // "OpenBLAS 0.3.21 NO_LAPACKE ..."
     std::string name, version;
     config >> name >> version;
-    const std::string core = openblas_get_corename();
+    r.core = openblas_get_corename();
+    const std::string& core = r.core;
     r.text = "OpenBLAS " + version + ", " + core + " kernels";
     const Isa cpu = cpu_isa(), lib = openblas_core_isa(core);
     if (lib >= cpu || cpu == Isa::generic) return r;

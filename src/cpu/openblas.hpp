@@ -10,7 +10,8 @@
 namespace kafel::cpu {
 
 struct OpenblasCore {
-  std::string text;     // "OpenBLAS 0.3.21, Prescott kernels"; empty when not built with it
+  std::string core;     // the kernel set's name ("Prescott"); empty when not built with OpenBLAS
+  std::string text;     // "OpenBLAS 0.3.21, Prescott kernels"
   std::string warning;  // "" or why the baseline is slower than OpenBLAS can be, and the fix
 };
 
