@@ -280,7 +280,8 @@ class CudaHerkPlan : public CovPlan {
     const std::int64_t rows = tile_rows();
     tiles_ = rows * (rows + 1) / 2;
     const std::int64_t resident =
-        tensor_cores_ ? herk_tc_resident_blocks(ordinal_, tile_, d.complex() ? 2 : 1) : p.at("BPS");
+        tensor_cores_ ? herk_tc_resident_blocks(ordinal_, tile_, d.complex() ? 2 : 1, int(tiles_))
+                      : p.at("BPS");
     const std::int64_t slots = std::int64_t(device_props(ordinal_).sm_count) * resident;
     const std::int64_t most = std::max<std::int64_t>(1, d.samples / kMinRange);
     splits_ = splits_for(tiles_ * d.batch, slots, most);

@@ -47,11 +47,12 @@ __device__ __forceinline__ void herk_tile_of(int t, int& ti, int& tj) {
 
 // Samples per shared-memory chunk of the tensor-core kernel (ranges are multiples of it).
 inline constexpr int kHerkTcChunk = 32;
-// Launches the tensor-core kernel; it needs herk_tc_shared_bytes(l.tile) of shared memory per
-// block, and herk_tc_resident_blocks of them fit on one SM of the device.
+// Launches the tensor-core kernel; it needs at most herk_tc_shared_bytes(l.tile) of shared memory
+// per block, and herk_tc_resident_blocks of a launch of `tiles` lane tiles per batch fit on one SM
+// of the device (with one tile, 64-lane blocks need half the shared memory).
 void launch_herk_tc(const HerkLaunch& l, cudaStream_t stream);
 std::size_t herk_tc_shared_bytes(int tile);
-int herk_tc_resident_blocks(int ordinal, int tile, int comps);
+int herk_tc_resident_blocks(int ordinal, int tile, int comps, int tiles);
 // Its 128-lane tiles (cov_herk_tc_sm90a.cu: wgmma, compute capability 9.0 with sm_90a code).
 void launch_herk_wg(const HerkLaunch& l, cudaStream_t stream);
 std::size_t herk_wg_shared_bytes();

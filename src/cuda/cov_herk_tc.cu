@@ -13,7 +13,7 @@ namespace {
 
 using namespace herk_tc;
 
-constexpr int T = 64, kThreads = 2 * T, kStages = 3;
+constexpr int T = 64, kThreads = 2 * T;
 constexpr int kSteps = kChunk / 8;  // m16n8k8 steps per chunk
 // Floats per lane row of a split plane: 4 of padding put the 8 rows of an ldmatrix (and the
 // rows of 8 threads' 16-byte accesses) on 8 different groups of 4 banks.
@@ -21,9 +21,20 @@ constexpr int kPlaneRow = kChunk + 4;
 constexpr int kPlane = T * kPlaneRow;
 // Four warps of 32 x 32 lanes.
 constexpr int WM = 32, WN = 32, kWarpsN = T / WN, MT = WM / 16, NT = WN / 8;
-// The cp.async ring (kStages x two raw panels), then the planes: big and small of both panels.
-constexpr int kPlanes = kStages * 2 * kRawPanel<T>;
-constexpr std::size_t kSharedBytes = std::size_t(kPlanes + 4 * kPlane) * sizeof(float);
+// Shared memory: the cp.async ring of raw chunks, then the planes, big and small of each panel.
+// Where every tile is diagonal (at most 64 lanes) a chunk is one panel and two planes suffice:
+// 50 instead of 84 KB, so three blocks fit on an SM instead of two once the registers are
+// capped at 168 (about 100 bytes spill); four (128 registers, 260 bytes of spills) ran slower.
+// H200, 64 x 1M f32: 0.198-0.202 -> 0.184-0.188 ms (docs/BENCHMARKS.md, session 21).
+template <bool DIAG>
+struct Layout {
+  static constexpr int kStages = DIAG ? 4 : 3;
+  static constexpr int kBlocksPerSm = DIAG ? 3 : 1;             // __launch_bounds__' minimum
+  static constexpr int kStage = (DIAG ? 1 : 2) * kRawPanel<T>;  // floats per ring stage
+  static constexpr int kRing = kStages * kStage;
+  static constexpr std::size_t kBytes =
+      std::size_t(kRing + (DIAG ? 2 : 4) * kPlane) * sizeof(float);
+};
 
 // Adds the float sums to the block's partial and zeroes them.
 __device__ __forceinline__ void flush_tile(double* out, float (&sum)[MT][NT][4]) {
@@ -44,28 +55,31 @@ __device__ __forceinline__ void flush_tile(double* out, float (&sum)[MT][NT][4])
 
 // Grid (tiles * splits, batches), 128 threads: four warps of 32 x 32 lanes over a 64 x 64 lower
 // tile. Samples arrive planar with rows padded to whole chunks (the plan lays them out so)
-// through a kStages-deep ring of cp.async copies; per chunk the split pass turns them once into
-// tf32 big and small planes (pilots subtracted, complex lanes apart), and the warps then feed
+// through a Layout::kStages-deep ring of cp.async copies; per chunk the split pass turns them once
+// into tf32 big and small planes (pilots subtracted, complex lanes apart), and the warps then feed
 // the tensor cores from those with ldmatrix. On diagonal tiles the warp wholly above the
-// diagonal skips the products.
-template <int COMPS>
-__global__ void __launch_bounds__(kThreads) cov_herk_tc(const HerkLaunch l) {
+// diagonal skips the products. DIAG: every tile is diagonal (Layout<true>).
+template <int COMPS, bool DIAG>
+__global__ void __launch_bounds__(kThreads, Layout<DIAG>::kBlocksPerSm)
+    cov_herk_tc(const HerkLaunch l) {
   extern __shared__ __align__(16) float smem[];
   __shared__ float pilots[2 * T];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const Work w = work_of<T>(l, pilots);
   const int wm = warp / kWarpsN, wn = warp % kWarpsN;
-  const bool multiplies = !w.diag || wn * WN < (wm + 1) * WM;
+  // Warps wholly above the diagonal, or wholly in the zero lanes past the last, add nothing.
+  const int rows = l.lanes - w.ti * T, cols = l.lanes - w.tj * T;
+  const bool multiplies = (!w.diag || wn * WN < (wm + 1) * WM) && wm * WM < rows && wn * WN < cols;
   auto issue = [&](int c) {
-    fetch_chunk<T, COMPS>(l, w, c, smem + (c % kStages) * 2 * kRawPanel<T>);
+    fetch_chunk<T, COMPS>(l, w, c, smem + (c % Layout<DIAG>::kStages) * Layout<DIAG>::kStage);
   };
 #pragma unroll
-  for (int c = 0; c < kStages - 1; ++c) issue(c);
+  for (int c = 0; c < Layout<DIAG>::kStages - 1; ++c) issue(c);
 
   // ldmatrix row addresses (bytes into a plane, k step 0): lane L gives row L % 8 of matrix
   // L / 8; A's matrices are (rows +0, k +0), (+8, +0), (+0, +4), (+8, +4) = a0..a3, B's
   // (n +0, k +0), (+0, +4), (+8, +0), (+8, +4) = b[j][0], b[j][1], b[j+1][0], b[j+1][1].
-  float* planes = smem + kPlanes;
+  float* planes = smem + Layout<DIAG>::kRing;
   const std::uint32_t plane_a = tc::smem_addr(planes);
   const std::uint32_t plane_b = tc::smem_addr(planes + (w.diag ? 0 : 2 * kPlane));
   constexpr std::uint32_t kSmall = kPlane * sizeof(float);  // big plane -> small plane
@@ -91,10 +105,10 @@ __global__ void __launch_bounds__(kThreads) cov_herk_tc(const HerkLaunch l) {
   double* out = l.partial + w.part * herk_partial(T);
 
   for (int c = 0; c < w.chunks; ++c) {
-    cp_wait<kStages - 2>();
+    cp_wait<Layout<DIAG>::kStages - 2>();
     __syncthreads();  // chunk c has landed for every thread; the planes are free again
-    issue(c + kStages - 1);
-    const float* raw = smem + (c % kStages) * 2 * kRawPanel<T>;
+    issue(c + Layout<DIAG>::kStages - 1);
+    const float* raw = smem + (c % Layout<DIAG>::kStages) * Layout<DIAG>::kStage;
     const int valid = c == w.chunks - 1 ? w.tail : kChunk;
     split_tile_chunk<T, COMPS, false>(w.diag, raw, planes, 2 * kPlane, kPlane, pilots, valid, lsum);
     __syncthreads();  // the planes of chunk c are complete
@@ -157,21 +171,39 @@ __global__ void __launch_bounds__(kThreads) cov_herk_tc(const HerkLaunch l) {
 
 std::size_t herk_tc_shared_bytes(int tile) {
   if (tile == 128) return herk_wg_shared_bytes();
-  return kSharedBytes + 2 * T * sizeof(float);
+  return Layout<false>::kBytes + 2 * T * sizeof(float);
 }
 
-int herk_tc_resident_blocks(int ordinal, int tile, int comps) {
+namespace {
+// The kernel of a launch: the diagonal-only layout where there is one tile (lanes <= 64).
+Kernel kernel_of(int comps, bool diagonal_only) {
+  Kernel k = cov_herk_tc<1, false>;
+  if (diagonal_only)
+    k = comps == 2 ? Kernel(cov_herk_tc<2, true>) : Kernel(cov_herk_tc<1, true>);
+  else if (comps == 2)
+    k = cov_herk_tc<2, false>;
+  return k;
+}
+std::size_t bytes_of(bool diagonal_only) {
+  return diagonal_only ? Layout<true>::kBytes : Layout<false>::kBytes;
+}
+}  // namespace
+
+int herk_tc_resident_blocks(int ordinal, int tile, int comps, int tiles) {
   if (tile == 128) return herk_wg_resident_blocks(ordinal, comps);
-  return comps == 2 ? resident_blocks(cov_herk_tc<2>, kThreads, kSharedBytes, ordinal)
-                    : resident_blocks(cov_herk_tc<1>, kThreads, kSharedBytes, ordinal);
+  const bool diagonal_only = tiles == 1;
+  return resident_blocks(kernel_of(comps, diagonal_only), kThreads, bytes_of(diagonal_only),
+                         ordinal);
 }
 
 void launch_herk_tc(const HerkLaunch& l, cudaStream_t stream) {
-  if (l.tile == 128)
+  if (l.tile == 128) {
     launch_herk_wg(l, stream);
-  else
-    l.comps == 2 ? launch_kernel(cov_herk_tc<2>, kThreads, kSharedBytes, l, stream, "cov_herk_tc")
-                 : launch_kernel(cov_herk_tc<1>, kThreads, kSharedBytes, l, stream, "cov_herk_tc");
+    return;
+  }
+  const bool diagonal_only = l.tiles == 1;
+  launch_kernel(kernel_of(l.comps, diagonal_only), kThreads, bytes_of(diagonal_only), l, stream,
+                "cov_herk_tc");
 }
 
 }  // namespace kafel::cuda
