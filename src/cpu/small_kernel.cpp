@@ -93,8 +93,8 @@ void prefetch_matrix(const GemmArgs& g, std::int64_t i) {
 
 // A batch: threads claim runs of consecutive matrices (so each knows which comes next and its
 // accesses stream; the pool's caller may end up running every run alone), prefetching `ahead`
-// matrices ahead within a run (0: none). Zen 4, 2 cores, 10,000 x 32^3 f32 from memory: 55-79
-// GFLOP/s with one matrix per claim, 100-144 so (docs/BENCHMARKS.md, session 21).
+// matrices ahead within a run (0: none). Zen 4, 2 cores, 10,000 x 32^3 f32 from memory: 55-82
+// GFLOP/s with one matrix per claim, 100-160 so (docs/BENCHMARKS.md, session 21).
 template <class T>
 void run(const GemmArgs& g, SmallFn<T> fn, int threads, int ahead) {
   const GemmDesc& d = g.desc;
