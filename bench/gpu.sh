@@ -158,6 +158,10 @@ PY
 fi
 
 # --- Nsight Compute: where the top kernels and cuBLAS spend their issue slots -----------------
+# One --metrics, a comma list: the node's ncu refuses the option given twice (session 21, call 4).
+NCU_METRICS='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
+NCU_METRICS+=',sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active'
+NCU_METRICS+=',sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active'
 if has ncu && [ -x "$KAFEL" ]; then
   for k in ${NCU_KERNELS//,/ } cuda.cublas; do
     case $k in
@@ -171,9 +175,7 @@ if has ncu && [ -x "$KAFEL" ]; then
     ncu --clock-control none -k "$filter" -c 1 -f -o "$rep" --import-source no \
       --section SpeedOfLight --section LaunchStats --section Occupancy --section SchedulerStats \
       --section WarpStateStats --section InstructionStats --section SourceCounters \
-      --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
-      --metrics sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active \
-      --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active \
+      --metrics "$NCU_METRICS" \
       $KAFEL bench --device cuda:0 --kernels "$k" --types "$TYPES" --sizes "${NCU_SIZE:-4096}" \
       --warmup 0 --reps 1 \
       > "$OUT/ncu-$k.log" 2>&1
