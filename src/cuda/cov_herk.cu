@@ -7,6 +7,7 @@
 
 #include "core/cov_backend.hpp"
 #include "core/registry.hpp"
+#include "cuda/cov_floor.hpp"
 #include "cuda/cov_herk.hpp"
 #include "cuda/cov_pack.hpp"
 #include "cuda/runtime.hpp"
@@ -367,6 +368,20 @@ class CudaHerkPlan : public CovPlan {
 
   std::string timer() const override { return "cuda-events"; }
 
+  // One plain read of the block's own bytes (not the tensor-core layout's padding), 16 blocks
+  // per SM as for the one-pass kernels, so every covariance kernel shows the same floor.
+  double read_floor_ms(int slot) override {
+    DeviceGuard g(ordinal_);
+    const int blocks = device_props(ordinal_).sm_count * 16;
+    if (sink_.empty()) sink_ = DeviceBuffer(std::size_t(blocks) * sizeof(float), "read-floor sink");
+    EventTimer t;
+    t.start(stream_);
+    launch_cov_readpass(x_.at(slot).as<float>(), static_cast<long long>(desc_.min_bytes()) / 16 * 4,
+                        sink_.as<float>(), blocks, stream_);
+    t.stop(stream_);
+    return t.ms();
+  }
+
   // Samples per range when n is cut into `splits`: whole chunks.
   std::int64_t range_of(std::int64_t splits, std::int64_t chunk) const {
     return ((desc_.samples + splits - 1) / splits + chunk - 1) / chunk * chunk;
@@ -585,7 +600,7 @@ class CudaHerkPlan : public CovPlan {
   // of diagonal tiles (dsplits_ of drange_), partials pstride_ apart per tile.
   std::int64_t tiles_ = 1, splits_ = 1, range_ = 0, dsplits_ = 1, drange_ = 0, pstride_ = 1;
   Stream stream_;
-  DeviceBuffer partial_, pilot_;
+  DeviceBuffer partial_, pilot_, sink_;
   std::vector<DeviceBuffer> x_;
   int last_slot_ = 0;
   // cuda.herk_h3

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/cov_checks.hpp"
+#include "kafel/bench.hpp"
 #include "kafel/cov.hpp"
 #include "kafel/error.hpp"
 #include "kafel/kernels.hpp"
@@ -65,6 +66,38 @@ TEST(CovArrayCuda, EveryRegisteredKernelOnASmallBlock) {
         };
         check(SignalKind::Offset, 1001, SampleLayout::Planar, 1);
         check(SignalKind::Random, 333, SampleLayout::Interleaved, 2);
+      }
+    }
+}
+
+// `kafel cov --bench` sets every kernel of ours against one plain read of the block: each own
+// kernel, each sample type, at a tiled shape (past the one-pass kernels' lanes where it can),
+// verifies and reports a positive read floor and a compute floor.
+TEST(CovArrayCuda, EveryOwnKernelBenchesAgainstTheReadFloor) {
+  REQUIRE_CUDA(devs);
+  for (const Device& d : devs)
+    for (const CovKernelInfo& k : cov_kernels(d)) {
+      if (k.baseline) continue;
+      for (DType t : k.sample_types) {
+        const std::int64_t c = k.max_channels ? std::min<std::int64_t>(k.max_channels, 40) : 40;
+        try {
+          choose_cov(d, CovDesc{c, 20000, SampleLayout::Planar, 1, t, 1}, k.name);
+        } catch (const Unsupported&) {
+          continue;  // EveryRegisteredKernelOnASmallBlock checks the refusal's message
+        }
+        const test::CovSamples s =
+            test::make_cov_samples(SignalKind::Offset, t, c, 20000, SampleLayout::Planar);
+        CovBenchOptions o;
+        o.reps = 2;
+        o.warmup = 1;
+        o.e2e_reps = 0;
+        const CovBenchRecord r = bench_cov(d, k.name, s.view, o);
+        SCOPED_TRACE(k.name + " " + std::string(to_string(t)));
+        ASSERT_TRUE(r.ok()) << r.error;
+        EXPECT_TRUE(r.verified);
+        EXPECT_GT(r.floor_ms, 0);
+        EXPECT_GT(r.compute_floor_ms, 0);
+        EXPECT_FALSE(r.bound.empty());
       }
     }
 }
