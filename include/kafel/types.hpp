@@ -181,6 +181,7 @@ enum class Cap : std::uint32_t {
   avx512 = 1u << 6,       // AVX-512 F/BW/DQ/VL kernels compiled and present
   avx512_bf16 = 1u << 7,  // vdpbf16ps
   avx512_vnni = 1u << 8,  // vpdpbusd
+  amx = 1u << 9,          // AMX tiles for bf16 and int8 (CPU, OS permission and kernels present)
 };
 
 struct Caps {

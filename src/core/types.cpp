@@ -517,6 +517,8 @@ std::string_view to_string(Cap c) {
       return "avx512_bf16";
     case Cap::avx512_vnni:
       return "avx512_vnni";
+    case Cap::amx:
+      return "amx (bf16, int8 tiles)";
   }
   return "?";
 }

@@ -6,6 +6,8 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/registry.hpp"
 #include "core/thread_pool.hpp"
@@ -34,10 +36,29 @@ std::string rates_text(const PeakMeasurement& m) {
   std::string text = format_num("f32 %.1f", m.f32) + format_num(", f64 %.1f", m.f64);
   if (m.bf16 > 0) text += format_num(", bf16 %.1f", m.bf16);
   text += " GFLOP/s";
-  if (m.bf16 > 0 && !cpu_bf16_dot_pays())
+  if (m.bf16 > 0 && !cpu_bf16_dot_pays() && m.amx_bf16 <= 0)
     text += " (bf16: vdpbf16ps, unused: bf16 GEMMs run on the f32 FMA here)";
   if (m.i8 > 0) text += format_num(", i8 %.1f GOP/s", m.i8);
+  if (m.amx_bf16 > 0)
+    text += format_num("; AMX tiles: bf16 %.1f GFLOP/s", m.amx_bf16) +
+            format_num(", i8 %.1f GOP/s (what bf16 and i8 GEMMs run on)", m.amx_i8);
   return text;
+}
+
+// The bf16 and i8 peaks of a measurement, each of the unit the default GEMM path runs on:
+// AMX tiles where the CPU has them, else vdpbf16ps where it pays (bf16 on the f32 FMA
+// otherwise: no separate peak) and the i8 dot-product instruction.
+std::vector<std::pair<std::string, double>> tensor_rates(const PeakMeasurement& m) {
+  std::vector<std::pair<std::string, double>> out;
+  if (m.amx_bf16 > 0 && cpu_has_amx())
+    out.emplace_back("bf16", m.amx_bf16);
+  else if (m.bf16 > 0 && cpu_bf16_dot_pays())
+    out.emplace_back("bf16", m.bf16);
+  if (m.amx_i8 > 0 && cpu_has_amx())
+    out.emplace_back("i8", m.amx_i8);
+  else if (m.i8 > 0)
+    out.emplace_back("i8", m.i8);
+  return out;
 }
 
 // " (avx512, 2 threads, 0.22 s)": how a measurement ran.
@@ -62,9 +83,7 @@ void add_measured_peak(Device& d) {
   }
   d.peak_gflops_f32 = m.f32;
   d.peak_gflops_f64 = m.f64;
-  // bf16 GEMMs are priced on the unit they run on: vdpbf16ps where it pays, else the f32 FMA.
-  if (m.bf16 > 0 && cpu_bf16_dot_pays()) d.tensor_peaks.emplace_back("bf16", m.bf16);
-  if (m.i8 > 0) d.tensor_peaks.emplace_back("i8", m.i8);
+  for (const auto& [key, value] : tensor_rates(m)) d.tensor_peaks.emplace_back(key, value);
   if (m.read_gbs > 0) d.bandwidth_gbs = m.read_gbs;
   std::string text = rates_text(m);
   text += m.read_gbs > 0 ? format_num(", read %.1f GB/s", m.read_gbs)
@@ -102,6 +121,7 @@ Device cpu_device() {
   if (isa_supported(Isa::avx512)) d.caps |= Cap::avx512;
   if (cpu_has_avx512_bf16()) d.caps |= Cap::avx512_bf16;
   if (cpu_has_avx512_vnni()) d.caps |= Cap::avx512_vnni;
+  if (cpu_has_amx()) d.caps |= Cap::amx;
   std::string simd(to_string(isa));
   try {
     if (default_isa() != isa)
@@ -147,8 +167,7 @@ bool probe_cpu_peak(Device& d) {
   if (m.f32 <= 0 || m.f64 <= 0) return false;
   d.peak_gflops_f32 = m.f32;
   d.peak_gflops_f64 = m.f64;
-  if (m.bf16 > 0 && cpu_bf16_dot_pays()) set_tensor_peak(d, "bf16", m.bf16);
-  if (m.i8 > 0) set_tensor_peak(d, "i8", m.i8);
+  for (const auto& [key, value] : tensor_rates(m)) set_tensor_peak(d, key, value);
   d.details.emplace_back("peak probed", rates_text(m) + run_text(m));
   return true;
 }

@@ -9,6 +9,7 @@
 #endif
 #if defined(__linux__)
 #include <sched.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #endif
 
@@ -305,6 +306,34 @@ bool cpu_bf16_dot_pays() {
 bool cpu_has_avx512_vnni() {
   static const bool yes =
       kBuiltX86Kernels && isa_supported(Isa::avx512) && (cpuid(7, 0).ecx >> 11 & 1u);
+  return yes;
+}
+
+namespace {
+
+// AMX needs the CPU's tile units (CPUID 7.0 EDX: AMX-BF16 bit 22, AMX-TILE 24, AMX-INT8 25),
+// the OS's tile state in XCR0 (bits 17, 18) and, on Linux, this process's permission to use
+// the 8 KB tile data (arch_prctl ARCH_REQ_XCOMP_PERM; without it the first tile instruction
+// raises SIGILL). Asked for once, process-wide.
+bool detect_amx() {
+#if defined(KAFEL_CPU_AMX_KERNELS) && defined(__x86_64__) && defined(__linux__)
+  const CpuidRegs r = cpuid(7, 0);
+  const bool units = (r.edx >> 22 & 1u) && (r.edx >> 24 & 1u) && (r.edx >> 25 & 1u);
+  if (!units || !(cpuid(1, 0).ecx >> 27 & 1u)) return false;  // OSXSAVE: xgetbv is allowed
+  unsigned lo = 0, hi = 0;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  if ((lo >> 17 & 3u) != 3u) return false;
+  constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
+bool cpu_has_amx() {
+  static const bool yes = kBuiltX86Kernels && isa_supported(Isa::avx512) && detect_amx();
   return yes;
 }
 

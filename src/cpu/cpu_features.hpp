@@ -74,6 +74,9 @@ bool cpu_has_avx512_vnni();  // vpdpbusd
 // 2x the f32 rate), false on Intel cores (an Emerald Rapids Xeon issues one vdpbf16ps every
 // other cycle: 86 against 174 GFLOP/s per core for two 512-bit FMAs, docs/cpu.md).
 bool cpu_bf16_dot_pays();
+// AMX tiles (tdpbf16ps, tdpbssd): the CPU has them, the OS lets this process use them (asked
+// on the first call) and this build compiled the AMX micro-kernels (ukernel_amx.cpp).
+bool cpu_has_amx();
 
 // One usable logical CPU of every physical core (the first of its SMT siblings), ascending.
 const std::vector<int>& one_cpu_per_core();

@@ -192,6 +192,7 @@ void run_job(const Job<D, F>& J, std::vector<Stage>& stages, int tid) {
   using T = typename FormatTypes<F>::T;
   using Packer = Pack<D, F>;
   const int mr = J.blk.mr;
+  if (J.uk.start) J.uk.start();
   for (std::size_t s = 0; s < stages.size(); ++s) {
     Stage& st = stages[s];
     auto* abuf = J.abuf[s & 1];
@@ -218,6 +219,7 @@ void run_job(const Job<D, F>& J, std::vector<Stage>& stages, int tid) {
       st.task_done[t].store(true, std::memory_order_release);
     }
   }
+  if (J.uk.done) J.uk.done();
   // The caller returns only when every task of every stage is done.
   if (tid == 0)
     for (const Stage& st : stages) wait_until([&] { return st.finished(); });
@@ -259,8 +261,8 @@ void run_packed(const GemmDesc& d, const S* a, std::int64_t lda, const S* b, std
       beta, blk, uk,  a_in_place, pf,  {nullptr, nullptr}, {}};
   // Even blocks: k = 1024 with KC = 336 runs as 4 x 256, not 3 x 336 + a 16-deep block that
   // would rewrite all of C for little work (measured: f64 1024^3 went from 0.85x to ~parity).
-  // Grouped formats need whole groups in every block but the last.
-  constexpr int G = format_group(F);
+  // Grouped formats need whole groups (AMX whole tile steps) in every block but the last.
+  constexpr int G = format_kstep(F);
   J.blk.kc = ceil_div(ceil_div(d.k, ceil_div(d.k, blk.kc)), G) * G;
   J.blk.mc = ceil_div(ceil_div(d.m, ceil_div(d.m, blk.mc)), blk.mr) * blk.mr;
   J.blk.nc = std::min(blk.nc, ceil_div(d.n, blk.nr) * blk.nr);
@@ -331,12 +333,16 @@ void run_format(const GemmArgs& args, const UkernelSet& set, Isa isa, const Pack
 template <DType SA, DType SC>
 void dispatch(const GemmArgs& args, const UkernelSet& set, Isa isa, const PackedOptions& opt,
               int threads) {
-  const Format f = packed_format(isa, SA, opt.bf16);
+  const Format f = packed_format(isa, SA, opt.bf16, opt.amx);
   if constexpr (SA == DType::bf16) {
+    if (f == Format::amx_bf16)
+      return run_format<SA, SC, Format::amx_bf16>(args, set, isa, opt, threads);
     if (f == Format::bf16x2)
       return run_format<SA, SC, Format::bf16x2>(args, set, isa, opt, threads);
   }
   if constexpr (SA == DType::i8) {
+    if (f == Format::amx_i8)
+      return run_format<SA, SC, Format::amx_i8>(args, set, isa, opt, threads);
     if (f == Format::u8s8x4)
       return run_format<SA, SC, Format::u8s8x4>(args, set, isa, opt, threads);
     if (f == Format::i16x2) return run_format<SA, SC, Format::i16x2>(args, set, isa, opt, threads);
@@ -356,8 +362,25 @@ std::string bf16_path_refusal(Isa isa, Bf16Path path) {
          " micro-kernels of this CPU have no bf16-pair (vdpbf16ps) kernel";
 }
 
-Format packed_format(Isa isa, DType storage, Bf16Path bf16) {
+std::string amx_refusal(Isa isa, AmxUse amx, Bf16Path bf16) {
+  if (amx != AmxUse::on) return "";
+  if (!ukernels_for(isa).amx_bf16.fn)
+    return "AMX=on: the " + std::string(to_string(isa)) +
+           " micro-kernels of this CPU have no AMX tile kernels (the CPU, the OS or the build "
+           "lacks them)";
+  if (bf16 != Bf16Path::automatic) return "AMX=on runs bf16 on the tiles; BF16 asks otherwise";
+  return "";
+}
+
+Format packed_format(Isa isa, DType storage, Bf16Path bf16, AmxUse amx) {
   const UkernelSet& set = ukernels_for(isa);
+  if (std::string why = amx_refusal(isa, amx, bf16); !why.empty())
+    throw Unsupported("cpu.packed: " + why);
+  // AMX tiles out-run every vector path for bf16 and i8 (16x the vdpbf16ps rate per core on a
+  // Xeon with them, docs/cpu.md); an explicit BF16 path keeps bf16 off them.
+  const bool tiles = amx != AmxUse::off && set.amx_bf16.fn;
+  if (storage == DType::bf16 && tiles && bf16 == Bf16Path::automatic) return Format::amx_bf16;
+  if (storage == DType::i8 && tiles && set.amx_i8.fn) return Format::amx_i8;
   if (storage == DType::bf16) {
     if (std::string why = bf16_path_refusal(isa, bf16); !why.empty())
       throw Unsupported("cpu.packed: " + why);

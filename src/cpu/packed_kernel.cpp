@@ -30,6 +30,9 @@ ParamSpace packed_params() {
       choice("BF16", 0, {"auto", "f32", "dot"}, false,
              "bf16 inputs: f32 = widened for the f32 FMA, dot = bf16 pairs (vdpbf16ps), auto = "
              "dot where it out-runs the FMA"),
+      choice("AMX", 0, {"auto", "off", "on"}, false,
+             "bf16 and i8 on AMX tiles: auto = where the CPU has them (and BF16 is auto), on = "
+             "refused elsewhere"),
   };
   return s;
 }
@@ -45,6 +48,7 @@ PackedOptions options_from(const Params& p) {
   o.prefetch_b = static_cast<int>(p.at("PFB"));
   o.pack_a = p.at("APACK") != 0;
   o.bf16 = static_cast<Bf16Path>(p.at("BF16"));
+  o.amx = static_cast<AmxUse>(p.at("AMX"));
   return o;
 }
 
@@ -60,8 +64,11 @@ GemmKernel packed_gemm_kernel() {
     const auto isa = static_cast<Isa>(p.at("isa"));
     if (isa != Isa::automatic && !isa_supported(isa))
       return "this CPU (or this build) has no " + std::string(to_string(isa)) + " kernels";
+    const auto bf16 = static_cast<Bf16Path>(p.at("BF16"));
     if (d.types.a == DType::bf16)
-      return bf16_path_refusal(resolve_isa(isa), static_cast<Bf16Path>(p.at("BF16")));
+      if (std::string why = bf16_path_refusal(resolve_isa(isa), bf16); !why.empty()) return why;
+    if (d.types.a == DType::bf16 || d.types.a == DType::i8)
+      return amx_refusal(resolve_isa(isa), static_cast<AmxUse>(p.at("AMX")), bf16);
     return "";
   };
   k.make_plan = [](const Device&, const GemmDesc&, const Params& p) {

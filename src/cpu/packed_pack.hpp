@@ -52,6 +52,16 @@ struct FormatTypes<Format::u8s8x4> {
   using P = std::uint8_t;
   using T = std::uint32_t;
 };
+template <>
+struct FormatTypes<Format::amx_bf16> {
+  using P = std::uint16_t;
+  using T = float;
+};
+template <>
+struct FormatTypes<Format::amx_i8> {
+  using P = std::int8_t;
+  using T = std::uint32_t;
+};
 
 // The micro-kernel of format F in a set.
 template <Format F>
@@ -62,6 +72,8 @@ const auto& pick_ukernel(const UkernelSet& s) {
   if constexpr (F == Format::bf16x2) return s.bf16x2;
   if constexpr (F == Format::i16x2) return s.i16x2;
   if constexpr (F == Format::u8s8x4) return s.u8s8x4;
+  if constexpr (F == Format::amx_bf16) return s.amx_bf16;
+  if constexpr (F == Format::amx_i8) return s.amx_i8;
 }
 
 // Packing of storage D into format F. Panels: A rows [i0, i0+rows) x depth [p0, p0+kc) of
@@ -73,9 +85,12 @@ struct Pack {
   using S = typename Storage<D>::T;
   using P = typename FormatTypes<F>::P;
   static constexpr int G = format_group(F);
+  static constexpr int K = format_kstep(F);  // k values a panel is padded to
   static constexpr bool kCorrected = F == Format::u8s8x4;
+  static constexpr bool kTiles = format_is_amx(F);
 
-  static std::int64_t groups(std::int64_t kc) { return (kc + G - 1) / G; }
+  // Groups of a panel, k padded to whole steps of K.
+  static std::int64_t groups(std::int64_t kc) { return (kc + K - 1) / K * (K / G); }
   // Elements of P in one packed panel (B: with the int32 corrections of u8s8x4).
   static std::int64_t a_panel(int mr, std::int64_t kc) { return groups(kc) * mr * G; }
   static std::int64_t b_panel(int nr, std::int64_t kc) {
@@ -83,7 +98,8 @@ struct Pack {
   }
 
   static P to_a(S v) {
-    if constexpr (F == Format::bf16x2) return v;  // bf16 bits as they are
+    if constexpr (F == Format::bf16x2 || F == Format::amx_bf16) return v;  // bf16 bits as is
+    if constexpr (F == Format::amx_i8) return v;                           // int8 as is
     if constexpr (F == Format::i16x2) return static_cast<std::int16_t>(v);
     if constexpr (F == Format::u8s8x4) return static_cast<std::uint8_t>(std::int32_t(v) + 128);
     if constexpr (format_group(F) == 1) return load<P, D>(v);
@@ -95,16 +111,20 @@ struct Pack {
 
   // bf16 pairs and i8 quads: a group of one row of A (or one column of B) is one 32-bit word
   // holding the stored bits (i8 A: each byte + 128, an xor with 0x80), so packing moves words.
-  static constexpr bool kWordGroups =
-      (F == Format::bf16x2 || F == Format::u8s8x4) && sizeof(S) == sizeof(P) && G * sizeof(S) == 4;
+  static constexpr bool kWordGroups = (F == Format::bf16x2 || F == Format::u8s8x4 || kTiles) &&
+                                      sizeof(S) == sizeof(P) && G * sizeof(S) == 4;
 
   static void a(const S* a, std::int64_t lda, bool trans, std::int64_t i0, int rows,
                 std::int64_t p0, std::int64_t kc, int mr, P* dst) {
-    if constexpr (G == 1)
-      plain_a(a, lda, trans, i0, rows, p0, kc, mr, dst);
-    else if constexpr (kWordGroups)
-      if (!trans) return word_a(a, lda, i0, rows, p0, kc, mr, dst);
-    if constexpr (G > 1) grouped_a(a, lda, trans, i0, rows, p0, kc, mr, dst);
+    if constexpr (kTiles) {
+      tile_a(a, lda, trans, i0, rows, p0, kc, mr, dst);
+    } else {
+      if constexpr (G == 1)
+        plain_a(a, lda, trans, i0, rows, p0, kc, mr, dst);
+      else if constexpr (kWordGroups)
+        if (!trans) return word_a(a, lda, i0, rows, p0, kc, mr, dst);
+      if constexpr (G > 1) grouped_a(a, lda, trans, i0, rows, p0, kc, mr, dst);
+    }
   }
 
   // All NR-column panels of columns [j0, j0 + ncols) (each b_panel(nr, kc) long).
@@ -285,13 +305,22 @@ struct Pack {
                           std::int64_t j0, std::int64_t ncols, int nr, P* dst) {
     const std::int64_t panel = b_panel(nr, kc), ng = groups(kc);
     const std::int64_t panels = (ncols + nr - 1) / nr;
-    if (ncols % nr != 0 || kc % G != 0)
+    if (ncols % nr != 0 || kc % K != 0)
       for (std::int64_t jp = 0; jp < panels; ++jp)
         std::memset(dst + jp * panel, 0, sizeof(P) * std::size_t(ng * nr * G));
+    const std::int64_t row_bytes = ncols * std::int64_t(sizeof(S));
     for (std::int64_t q = 0; q < ng; ++q) {
       const S* row[G];
       const int have = int(std::min<std::int64_t>(G, kc - q * G));
       for (int g = 0; g < G; ++g) row[g] = g < have ? b + (p0 + q * G + g) * ldb + j0 : nullptr;
+#if defined(__SSE2__)
+      // As in plain_b_rows: each row is on another page, fetch those kRowsAhead below now.
+      if ((q + 1) * G + kRowsAhead <= kc)
+        for (int g = 0; g < G; ++g) {
+          const char* ahead = reinterpret_cast<const char*>(row[g] + kRowsAhead * ldb);
+          for (std::int64_t x = 0; x < row_bytes; x += 64) _mm_prefetch(ahead + x, _MM_HINT_T0);
+        }
+#endif
       for (std::int64_t jp = 0; jp < panels; ++jp) {
         const int cols = int(std::min<std::int64_t>(nr, ncols - jp * nr));
         P* d = dst + jp * panel + q * nr * G;
@@ -352,6 +381,30 @@ struct Pack {
     return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
   }
 #endif
+
+  // AMX A: per k step of K values, the rows side by side, each K values (64 bytes) long:
+  // dst[(s * mr + r) * K + x] = op(A)(i0 + r, p0 + s * K + x), zero past rows and kc.
+  static void tile_a(const S* a, std::int64_t lda, bool trans, std::int64_t i0, int rows,
+                     std::int64_t p0, std::int64_t kc, int mr, P* dst) {
+    const std::int64_t steps = (kc + K - 1) / K;
+    if (rows < mr || kc % K != 0) std::memset(dst, 0, sizeof(P) * std::size_t(steps * mr * K));
+    if (trans) {  // op(A)(i, p) = a[p * lda + i]: each k reads a contiguous run of the rows
+      for (std::int64_t p = 0; p < kc; ++p) {
+        const S* src = a + (p0 + p) * lda + i0;
+        P* d = dst + p / K * mr * K + p % K;
+        for (int r = 0; r < rows; ++r) d[r * K] = to_a(src[r]);
+      }
+      return;
+    }
+    for (int r = 0; r < rows; ++r) {
+      const S* src = a + (i0 + r) * lda + p0;
+      const std::int64_t full = kc / K;
+      for (std::int64_t s = 0; s < full; ++s)  // a constant size: inlined as vector moves
+        std::memcpy(dst + (s * mr + r) * K, src + s * K, sizeof(S) * K);
+      if (full * K < kc)
+        std::memcpy(dst + (full * mr + r) * K, src + full * K, sizeof(S) * std::size_t(kc % K));
+    }
+  }
 
   // Grouped A: dst[(q * mr + r) * G + g] = op(A)(i0 + r, p0 + q * G + g).
   static void grouped_a(const S* a, std::int64_t lda, bool trans, std::int64_t i0, int rows,

@@ -223,12 +223,17 @@ PeakMeasurement measure_rates(double share, double budget_s) {
     if (cpu_has_avx512_vnni()) loops.i8 = peak_loop_avx512_vnni();
     m.isa = "avx512";
   }
-  const int kinds = 2 + (loops.bf16 ? 1 : 0) + (loops.i8 ? 1 : 0);
+  const PeakLoop amx_bf16 = cpu_has_amx() ? peak_loop_amx_bf16() : nullptr;
+  const PeakLoop amx_i8 = cpu_has_amx() ? peak_loop_amx_i8() : nullptr;
+  const int kinds =
+      2 + (loops.bf16 ? 1 : 0) + (loops.i8 ? 1 : 0) + (amx_bf16 ? 1 : 0) + (amx_i8 ? 1 : 0);
   const double window = share * budget_s / kinds;
   m.f32 = probe_rate(loops.f32, cpus, window) / 1e9;
   m.f64 = probe_rate(loops.f64, cpus, window) / 1e9;
   if (loops.bf16) m.bf16 = probe_rate(loops.bf16, cpus, window) / 1e9;
   if (loops.i8) m.i8 = probe_rate(loops.i8, cpus, window) / 1e9;
+  if (amx_bf16) m.amx_bf16 = probe_rate(amx_bf16, cpus, window) / 1e9;
+  if (amx_i8) m.amx_i8 = probe_rate(amx_i8, cpus, window) / 1e9;
   return m;
 }
 
@@ -271,7 +276,7 @@ std::string peak_cache_path() {
 namespace {
 
 using Json = nlohmann::json;
-constexpr int kProbeVersion = 1;  // bump when the probe changes what it measures
+constexpr int kProbeVersion = 2;  // bump when the probe changes what it measures (2: AMX)
 
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
@@ -301,6 +306,8 @@ bool from_cache(const Json& all, PeakMeasurement& m, const std::string& path) {
   m.f64 = e.value("f64", 0.0);
   m.bf16 = e.value("bf16", 0.0);
   m.i8 = e.value("i8", 0.0);
+  m.amx_bf16 = e.value("amx_bf16", 0.0);
+  m.amx_i8 = e.value("amx_i8", 0.0);
   m.read_gbs = e.value("read_gbs", 0.0);
   m.threads = e.value("threads", 0);
   m.isa = e.value("isa", "");
@@ -321,12 +328,16 @@ PeakMeasurement write_cache(const std::string& path, const PeakMeasurement& m) {
     best.f64 = std::max(best.f64, old.f64);
     best.bf16 = std::max(best.bf16, old.bf16);
     best.i8 = std::max(best.i8, old.i8);
+    best.amx_bf16 = std::max(best.amx_bf16, old.amx_bf16);
+    best.amx_i8 = std::max(best.amx_i8, old.amx_i8);
     best.read_gbs = std::max(best.read_gbs, old.read_gbs);
   }
-  all[machine_key()] = {{"probe", kProbeVersion}, {"f32", best.f32}, {"f64", best.f64},
-                        {"bf16", best.bf16},      {"i8", best.i8},   {"read_gbs", best.read_gbs},
-                        {"threads", m.threads},   {"isa", m.isa},    {"seconds", m.seconds},
-                        {"measured", utc_now()}};
+  all[machine_key()] = {{"probe", kProbeVersion}, {"f32", best.f32},
+                        {"f64", best.f64},        {"bf16", best.bf16},
+                        {"i8", best.i8},          {"amx_bf16", best.amx_bf16},
+                        {"amx_i8", best.amx_i8},  {"read_gbs", best.read_gbs},
+                        {"threads", m.threads},   {"isa", m.isa},
+                        {"seconds", m.seconds},   {"measured", utc_now()}};
   write_file_atomic(path, all.dump(2) + "\n");
   return best;
 }
@@ -334,7 +345,11 @@ PeakMeasurement write_cache(const std::string& path, const PeakMeasurement& m) {
 PeakMeasurement load_or_measure() {
   const char* env = std::getenv("KAFEL_CPU_PEAK");
   const std::string mode = env ? env : "";
-  if (mode == "off") return {0, 0, 0, 0, 0, 0, "", 0, "not measured ($KAFEL_CPU_PEAK=off)"};
+  if (mode == "off") {
+    PeakMeasurement none;
+    none.source = "not measured ($KAFEL_CPU_PEAK=off)";
+    return none;
+  }
   if (!mode.empty() && mode != "measure")
     throw InvalidArgument("KAFEL_CPU_PEAK='" + mode + "' (expected measure or off)");
   const std::string path = peak_cache_path();

@@ -1,4 +1,4 @@
-// The measured peak of this CPU: multiply-add rates (f32, f64, bf16, i8) on one thread per
+// The measured peak of this CPU: multiply-add rates (f32, f64, bf16, i8, AMX) on one thread per
 // core and the read bandwidth of all cores, measured once per machine and cached on disk.
 #pragma once
 
@@ -10,6 +10,8 @@ struct PeakMeasurement {
   double f32 = 0, f64 = 0;  // GFLOP/s of the widest FMA the kernels use; 0 = not measured
   double bf16 = 0;          // GFLOP/s of vdpbf16ps (AVX512_BF16 only)
   double i8 = 0;            // GOP/s of the i8 micro-kernel's instruction (vpdpbusd, vpmaddwd)
+  double amx_bf16 = 0;      // GFLOP/s of tdpbf16ps on AMX tiles (cpu_has_amx() only)
+  double amx_i8 = 0;        // GOP/s of tdpbssd on AMX tiles
   double read_gbs = 0;      // GB/s reading a buffer 4x the last-level cache; 0 = unmeasured
   int threads = 0;          // one per physical core
   std::string isa;          // the ISA the loops ran ("avx2", "avx512")

@@ -23,6 +23,8 @@ PeakLoops peak_loops_avx2();       // all null when the build has no AVX2 kernel
 PeakLoops peak_loops_avx512();     // f32, f64 only
 PeakLoop peak_loop_avx512_bf16();  // vdpbf16ps, nullptr when not built
 PeakLoop peak_loop_avx512_vnni();  // vpdpbusd, nullptr when not built
+PeakLoop peak_loop_amx_bf16();     // tdpbf16ps on four tiles, nullptr when not built
+PeakLoop peak_loop_amx_i8();       // tdpbssd on four tiles, nullptr when not built
 
 // Reads [p, p + bytes) once (bytes a multiple of 128, p 64-byte aligned) and returns a value
 // that depends on every byte.

@@ -19,11 +19,35 @@ enum class Format : int {
   bf16x2,  // bf16 pairs -> f32 (vdpbf16ps)
   i16x2,   // i8 sign-extended to int16 pairs -> i32 (vpmaddwd)
   u8s8x4,  // i8 quads -> i32 (vpdpbusd): A + 128 as uint8, B as int8, then the correction
+  // AMX tiles: B as the pairs / quads above (the layout tdpbf16ps / tdpbssd read), A as rows of
+  // 64 bytes per k step of the tile (32 bf16 or 64 int8 values of one row side by side), k
+  // padded with zeros to whole tile steps.
+  amx_bf16,  // bf16 -> f32 (tdpbf16ps)
+  amx_i8,    // i8 x i8 -> i32 (tdpbssd, signed x signed: no correction)
 };
 
 // k values per group (G) and bytes per packed value of a format.
 constexpr int format_group(Format f) {
-  return f == Format::u8s8x4 ? 4 : f == Format::bf16x2 || f == Format::i16x2 ? 2 : 1;
+  switch (f) {
+    case Format::u8s8x4:
+    case Format::amx_i8:
+      return 4;
+    case Format::bf16x2:
+    case Format::i16x2:
+    case Format::amx_bf16:
+      return 2;
+    default:
+      return 1;
+  }
+}
+// Whether a format runs on AMX tiles.
+constexpr bool format_is_amx(Format f) {
+  return f == Format::amx_bf16 || f == Format::amx_i8;
+}
+// The k values a packed panel is padded to (zeros past kc): one tile step (64 bytes of a row
+// of A) for AMX, one group otherwise. Every KC block but the last is a multiple of it.
+constexpr int format_kstep(Format f) {
+  return f == Format::amx_bf16 ? 32 : f == Format::amx_i8 ? 64 : format_group(f);
 }
 constexpr int format_bytes(Format f) {
   switch (f) {
@@ -31,8 +55,10 @@ constexpr int format_bytes(Format f) {
       return 8;
     case Format::bf16x2:
     case Format::i16x2:
+    case Format::amx_bf16:
       return 2;
     case Format::u8s8x4:
+    case Format::amx_i8:
       return 1;
     default:
       return 4;
@@ -65,6 +91,10 @@ struct Ukernel {
   int mr = 0, nr = 0;
   UkernelFn<P, T> fn = nullptr;        // nullptr: this ISA (or CPU) has no such micro-kernel
   UkernelRowsFn<P, T> rows = nullptr;  // nullptr: A must be packed (grouped formats)
+  // Run by each thread of a GEMM before its first tile and after its last (AMX: load the tile
+  // configuration once, release the tiles); the micro-kernel relies on what `start` set up.
+  void (*start)() = nullptr;
+  void (*done)() = nullptr;
 };
 
 // Integer compute runs on uint32 so that products and sums wrap modulo 2^32 without UB.
@@ -75,6 +105,8 @@ struct UkernelSet {
   Ukernel<std::uint16_t, float> bf16x2;
   Ukernel<std::int16_t, std::uint32_t> i16x2;
   Ukernel<std::uint8_t, std::uint32_t> u8s8x4;
+  Ukernel<std::uint16_t, float> amx_bf16;  // only where cpu_has_amx()
+  Ukernel<std::int8_t, std::uint32_t> amx_i8;
 };
 
 // Register tiles: MR rows (broadcast from A) x NR columns (vector loads from B).
@@ -86,6 +118,8 @@ struct TileShape {
 // and the broadcast of A (AVX-512: 32 zmm, AVX2: 16 ymm). Chosen by measurement, docs/cpu.md.
 // The dot formats keep the accumulator layout of their compute type (f32 or i32 lanes).
 constexpr TileShape tile_shape(Isa isa, Format f) {
+  // Four 16 x 16 accumulator tiles, two of A and two of B: the eight AMX tile registers.
+  if (format_is_amx(f)) return {32, 32};
   const bool dbl = f == Format::f64;
   switch (isa) {
     case Isa::avx512:
@@ -109,5 +143,8 @@ const UkernelSet& ukernels_for(Isa isa);
 // when the build lacks them.
 Ukernel<std::uint16_t, float> ukernel_avx512_bf16();
 Ukernel<std::uint8_t, std::uint32_t> ukernel_avx512_vnni();
+// The AMX micro-kernels (ukernel_amx.cpp); fn is null when the build lacks them.
+Ukernel<std::uint16_t, float> ukernel_amx_bf16();
+Ukernel<std::int8_t, std::uint32_t> ukernel_amx_i8();
 
 }  // namespace kafel::cpu

@@ -77,6 +77,8 @@ const UkernelSet* ukernels_avx2() {
                               make_ukernel<Plain<U32>, Isa::avx2, Format::u32>(),
                               {},
                               make_ukernel<I16x2, Isa::avx2, Format::i16x2>(),
+                              {},
+                              {},
                               {}};
   return &set;
 }

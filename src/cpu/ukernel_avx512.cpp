@@ -1,6 +1,6 @@
 // AVX-512 micro-kernels (f32, f64, u32, i8 as int16 pairs) built with -mavx512f/bw/dq/vl -mfma
 // (src/cpu/CMakeLists.txt), called only when cpu_features says the CPU has AVX-512; the set
-// also carries the bf16 / i8 dot-product kernels of the CPUs that have AVX512_BF16 / VNNI.
+// also carries the bf16 / i8 dot-product kernels of the CPUs that have AVX512_BF16 / VNNI / AMX.
 #include "cpu/ukernel.hpp"
 
 #if defined(__AVX512F__) && defined(__FMA__)
@@ -32,7 +32,9 @@ const UkernelSet* ukernels_avx512() {
       make_ukernel<Plain<avx512::U32>, Isa::avx512, Format::u32>(),
       cpu_has_avx512_bf16() ? ukernel_avx512_bf16() : Ukernel<std::uint16_t, float>{},
       make_ukernel<I16x2, Isa::avx512, Format::i16x2>(),
-      cpu_has_avx512_vnni() ? ukernel_avx512_vnni() : Ukernel<std::uint8_t, std::uint32_t>{}};
+      cpu_has_avx512_vnni() ? ukernel_avx512_vnni() : Ukernel<std::uint8_t, std::uint32_t>{},
+      cpu_has_amx() ? ukernel_amx_bf16() : Ukernel<std::uint16_t, float>{},
+      cpu_has_amx() ? ukernel_amx_i8() : Ukernel<std::int8_t, std::uint32_t>{}};
   return &set;
 }
 

@@ -78,7 +78,9 @@ const UkernelSet& ukernels_generic() {
                               make<Widen<std::uint32_t, std::uint32_t, 1>, Format::u32>(),
                               make<Bf16x2, Format::bf16x2>(),
                               {},
-                              make<U8s8x4, Format::u8s8x4>()};
+                              make<U8s8x4, Format::u8s8x4>(),
+                              {},
+                              {}};
   return set;
 }
 

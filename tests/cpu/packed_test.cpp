@@ -214,8 +214,8 @@ TEST(PackedSetup, IsaNamesAndSupport) {
 TEST(PackedSetup, BlockSizesAreTileMultiples) {
   using cpu::Format;
   for (Isa isa : {Isa::generic, Isa::avx2, Isa::avx512})
-    for (Format t :
-         {Format::f32, Format::f64, Format::u32, Format::bf16x2, Format::i16x2, Format::u8s8x4}) {
+    for (Format t : {Format::f32, Format::f64, Format::u32, Format::bf16x2, Format::i16x2,
+                     Format::u8s8x4, Format::amx_bf16, Format::amx_i8}) {
       for (const cpu::CacheSizes& c : {cpu::cache_sizes(), cpu::CacheSizes{}}) {
         const auto b = cpu::blocking_for(isa, t, c);
         EXPECT_GT(b.kc, 0);

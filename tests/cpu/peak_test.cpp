@@ -46,6 +46,12 @@ TEST(PeakProbe, IsBoundedAndSane) {
   if (m.i8 > 0) {
     EXPECT_LT(m.i8, 8 * generous_f32_bound());
   }
+  // AMX tiles: measured exactly where the tile micro-kernels may run; a core's tile unit does
+  // 1024 bf16 / 2048 i8 operations per cycle (Sapphire Rapids on), at most 6 GHz.
+  EXPECT_EQ(m.amx_bf16 > 0, cpu::cpu_has_amx());
+  EXPECT_EQ(m.amx_i8 > 0, cpu::cpu_has_amx());
+  EXPECT_LT(m.amx_bf16, cpu::physical_cores() * 1024.0 * 6.0);
+  EXPECT_LT(m.amx_i8, cpu::physical_cores() * 2048.0 * 6.0);
   EXPECT_EQ(m.source, "measured now");
 }
 
@@ -81,12 +87,14 @@ TEST(PeakProbe, DeviceReportsTheMeasurement) {
     if (name == "bf16") bf16 = value;
     if (name == "i8") i8 = value;
   }
-  // bf16 GEMMs are priced on the unit they run on: vdpbf16ps only where it pays.
-  EXPECT_EQ(bf16, cpu::cpu_bf16_dot_pays() ? m.bf16 : 0.0);
-  EXPECT_EQ(i8, m.i8);
+  // bf16 and i8 GEMMs are priced on the unit they run on: AMX tiles where the CPU has them,
+  // else vdpbf16ps only where it pays and the i8 dot-product instruction.
+  const bool tiles = cpu::cpu_has_amx() && m.amx_bf16 > 0;
+  EXPECT_EQ(bf16, tiles ? m.amx_bf16 : cpu::cpu_bf16_dot_pays() ? m.bf16 : 0.0);
+  EXPECT_EQ(i8, tiles ? m.amx_i8 : m.i8);
   // "% peak" of bf16 / i8 GEMMs uses these figures where they exist.
   GemmTypes t = DType::i8;
-  EXPECT_EQ(d.peak_gflops(t), m.i8 > 0 ? m.i8 : m.f32);
+  EXPECT_EQ(d.peak_gflops(t), i8 > 0 ? i8 : m.f32);
   GemmTypes bf = DType::bf16;
   bf.c = DType::f32;
   EXPECT_EQ(d.peak_gflops(bf), bf16 > 0 ? bf16 : m.f32);
@@ -114,6 +122,10 @@ TEST(PeakProbe, DotProductCapabilitiesFollowCpuid) {
   EXPECT_EQ(d.caps.has(Cap::avx512_bf16), cpu::cpu_has_avx512_bf16());
   EXPECT_EQ(d.caps.has(Cap::avx512_vnni), cpu::cpu_has_avx512_vnni());
   EXPECT_EQ(d.caps.has(Cap::avx512), cpu::isa_supported(cpu::Isa::avx512));
+  EXPECT_EQ(d.caps.has(Cap::amx), cpu::cpu_has_amx());
+  if (cpu::cpu_has_amx()) {
+    EXPECT_TRUE(cpu::isa_supported(cpu::Isa::avx512)) << "the tile kernels' epilogue is AVX-512";
+  }
   // The extensions are offered only on top of AVX-512 kernels.
   if (cpu::cpu_has_avx512_bf16() || cpu::cpu_has_avx512_vnni()) {
     EXPECT_TRUE(cpu::isa_supported(cpu::Isa::avx512));
