@@ -26,6 +26,15 @@ const TileConfig kConfig;
 constexpr int kMr = 32, kNr = 32;
 constexpr std::int64_t kStepBytes = 2048;  // one k step of a 32-row A panel or 32-column B panel
 
+// Accumulator tile C += A tile x B tile, in the instruction of the element type.
+template <bool kInt8, int C, int A, int B>
+void dot() {
+  if constexpr (kInt8)
+    _tile_dpbssd(C, A, B);
+  else
+    _tile_dpbf16ps(C, A, B);
+}
+
 // C[32 x 32] += the product of the packed panels (ukernel.hpp's contract) in tiles 0-3,
 // which `start` configured for this thread: per k step of 64 bytes, two A tiles (rows 0-15,
 // 16-31, 64 bytes apart) and two B tiles (columns 0-15, 16-31 of the pair / quad rows, 128
@@ -40,21 +49,11 @@ void multiply(std::int64_t kc, const void* a, const void* b) {
     _tile_loadd(6, bp, 128);
     _tile_loadd(7, bp + 64, 128);
     _tile_loadd(4, ap, 64);
-    if constexpr (kInt8) {
-      _tile_dpbssd(0, 4, 6);
-      _tile_dpbssd(1, 4, 7);
-    } else {
-      _tile_dpbf16ps(0, 4, 6);
-      _tile_dpbf16ps(1, 4, 7);
-    }
+    dot<kInt8, 0, 4, 6>();
+    dot<kInt8, 1, 4, 7>();
     _tile_loadd(5, ap + 1024, 64);
-    if constexpr (kInt8) {
-      _tile_dpbssd(2, 5, 6);
-      _tile_dpbssd(3, 5, 7);
-    } else {
-      _tile_dpbf16ps(2, 5, 6);
-      _tile_dpbf16ps(3, 5, 7);
-    }
+    dot<kInt8, 2, 5, 6>();
+    dot<kInt8, 3, 5, 7>();
   }
 }
 
@@ -160,17 +159,10 @@ double tile_loop(std::int64_t iters, double* sink) {
   _tile_loadd(6, src, 64);
   _tile_loadd(7, src, 64);
   for (std::int64_t i = 0; i < iters; ++i) {
-    if constexpr (kInt8) {
-      _tile_dpbssd(0, 4, 6);
-      _tile_dpbssd(1, 4, 7);
-      _tile_dpbssd(2, 5, 6);
-      _tile_dpbssd(3, 5, 7);
-    } else {
-      _tile_dpbf16ps(0, 4, 6);
-      _tile_dpbf16ps(1, 4, 7);
-      _tile_dpbf16ps(2, 5, 6);
-      _tile_dpbf16ps(3, 5, 7);
-    }
+    dot<kInt8, 0, 4, 6>();
+    dot<kInt8, 1, 4, 7>();
+    dot<kInt8, 2, 5, 6>();
+    dot<kInt8, 3, 5, 7>();
   }
   alignas(64) float out[4][256];
   _tile_stored(0, out[0], 64);
