@@ -26,14 +26,15 @@ const TileConfig kConfig;
 constexpr int kMr = 32, kNr = 32;
 constexpr std::int64_t kStepBytes = 2048;  // one k step of a 32-row A panel or 32-column B panel
 
-// Accumulator tile C += A tile x B tile, in the instruction of the element type.
-template <bool kInt8, int C, int A, int B>
-void dot() {
-  if constexpr (kInt8)
-    _tile_dpbssd(C, A, B);
-  else
-    _tile_dpbf16ps(C, A, B);
-}
+// Accumulator tile C += A tile x B tile in the instruction of the element type. A macro: GCC's
+// tile intrinsics are macros themselves that paste their literal tile numbers into the asm.
+#define KAFEL_TILE_DOT(int8, c, a, b) \
+  do {                                \
+    if constexpr (int8)               \
+      _tile_dpbssd(c, a, b);          \
+    else                              \
+      _tile_dpbf16ps(c, a, b);        \
+  } while (0)
 
 // C[32 x 32] += the product of the packed panels (ukernel.hpp's contract) in tiles 0-3,
 // which `start` configured for this thread: per k step of 64 bytes, two A tiles (rows 0-15,
@@ -49,11 +50,11 @@ void multiply(std::int64_t kc, const void* a, const void* b) {
     _tile_loadd(6, bp, 128);
     _tile_loadd(7, bp + 64, 128);
     _tile_loadd(4, ap, 64);
-    dot<kInt8, 0, 4, 6>();
-    dot<kInt8, 1, 4, 7>();
+    KAFEL_TILE_DOT(kInt8, 0, 4, 6);
+    KAFEL_TILE_DOT(kInt8, 1, 4, 7);
     _tile_loadd(5, ap + 1024, 64);
-    dot<kInt8, 2, 5, 6>();
-    dot<kInt8, 3, 5, 7>();
+    KAFEL_TILE_DOT(kInt8, 2, 5, 6);
+    KAFEL_TILE_DOT(kInt8, 3, 5, 7);
   }
 }
 
@@ -159,10 +160,10 @@ double tile_loop(std::int64_t iters, double* sink) {
   _tile_loadd(6, src, 64);
   _tile_loadd(7, src, 64);
   for (std::int64_t i = 0; i < iters; ++i) {
-    dot<kInt8, 0, 4, 6>();
-    dot<kInt8, 1, 4, 7>();
-    dot<kInt8, 2, 5, 6>();
-    dot<kInt8, 3, 5, 7>();
+    KAFEL_TILE_DOT(kInt8, 0, 4, 6);
+    KAFEL_TILE_DOT(kInt8, 1, 4, 7);
+    KAFEL_TILE_DOT(kInt8, 2, 5, 6);
+    KAFEL_TILE_DOT(kInt8, 3, 5, 7);
   }
   alignas(64) float out[4][256];
   _tile_stored(0, out[0], 64);
@@ -179,6 +180,8 @@ double tile_loop(std::int64_t iters, double* sink) {
   *sink = s;
   return double(iters) * 4 * 16 * 16 * (kInt8 ? 64 : 32) * 2;
 }
+
+#undef KAFEL_TILE_DOT
 
 }  // namespace
 
