@@ -72,11 +72,14 @@ struct TaskGrid {
   std::int64_t tasks() const { return chunks * groups; }
 };
 
-// About four tasks per thread, so a thread that is descheduled (the machine is shared) or
-// slower leaves its share to the others instead of holding everybody at a barrier.
-TaskGrid make_grid(std::int64_t n, std::int64_t m_panels, const Blocking& blk, int threads) {
+// About `per_thread` column chunks per thread (4 for the vector kernels), so a thread that is
+// descheduled (the machine is shared) or slower leaves its share to the others instead of
+// holding everybody at a barrier. AMX asks for 1: a chunk as wide as NC allows reuses each A
+// panel over more calls (1024^3 bf16: 16 calls per panel instead of 4).
+TaskGrid make_grid(std::int64_t n, std::int64_t m_panels, const Blocking& blk, int threads,
+                   int per_thread) {
   TaskGrid g;
-  const std::int64_t want = 4 * threads;
+  const std::int64_t want = std::int64_t(per_thread) * threads;
   g.width = std::clamp(ceil_div(ceil_div(n, want), blk.nr) * blk.nr, std::int64_t(blk.nr), blk.nc);
   g.chunks = ceil_div(n, g.width);
   if (threads > 1 && g.chunks < 2 * threads)
@@ -282,7 +285,7 @@ void run_packed(const GemmDesc& d, const S* a, std::int64_t lda, const S* b, std
     st.mc = std::min(J.blk.mc, d.m - st.ic);
     st.kc = std::min(J.blk.kc, d.k - st.pc);
     st.m_panels = ceil_div(st.mc, blk.mr);
-    st.grid = make_grid(d.n, st.m_panels, J.blk, threads);
+    st.grid = make_grid(d.n, st.m_panels, J.blk, threads, format_is_amx(F) ? 1 : 4);
     st.task_done = std::make_unique<std::atomic<bool>[]>(std::size_t(st.grid.tasks()));
     st.a_ready = std::make_unique<std::atomic<bool>[]>(std::size_t(st.m_panels));
   }

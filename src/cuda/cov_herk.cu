@@ -368,18 +368,10 @@ class CudaHerkPlan : public CovPlan {
 
   std::string timer() const override { return "cuda-events"; }
 
-  // One plain read of the block's own bytes (not the tensor-core layout's padding), 16 blocks
-  // per SM as for the one-pass kernels, so every covariance kernel shows the same floor.
+  // The block's own bytes, not the tensor-core layout's padding.
   double read_floor_ms(int slot) override {
-    DeviceGuard g(ordinal_);
-    const int blocks = device_props(ordinal_).sm_count * 16;
-    if (sink_.empty()) sink_ = DeviceBuffer(std::size_t(blocks) * sizeof(float), "read-floor sink");
-    EventTimer t;
-    t.start(stream_);
-    launch_cov_readpass(x_.at(slot).as<float>(), static_cast<long long>(desc_.min_bytes()) / 16 * 4,
-                        sink_.as<float>(), blocks, stream_);
-    t.stop(stream_);
-    return t.ms();
+    return time_cov_readpass(ordinal_, x_.at(slot).get(), std::size_t(desc_.min_bytes()), sink_,
+                             stream_);
   }
 
   // Samples per range when n is cut into `splits`: whole chunks.

@@ -130,7 +130,6 @@ class HerkI8Plan : public CovPlan {
     planes_ = DeviceBuffer(std::size_t(lanes_) * ld_, "covariance int8 planes");
     q_ = DeviceBuffer(std::size_t(d.batch * pairs()) * 8, "covariance int64 products");
     sums_ = DeviceBuffer(std::size_t(d.batch * lanes_) * 8, "covariance int64 lane sums");
-    sink_ = DeviceBuffer(4096 * 4, "read pass sink");
   }
 
   void load(const CovArgs& a, int slots) override {
@@ -185,13 +184,7 @@ class HerkI8Plan : public CovPlan {
   std::string timer() const override { return "cuda-events"; }
 
   double read_floor_ms(int slot) override {
-    DeviceGuard g(ordinal_);
-    EventTimer t;
-    t.start(stream_);
-    launch_cov_readpass(x_.at(slot).as<float>(), static_cast<long long>(bytes() / 16 * 4),
-                        sink_.as<float>(), 4096, stream_);
-    t.stop(stream_);
-    return t.ms();
+    return time_cov_readpass(ordinal_, x_.at(slot).get(), bytes(), sink_, stream_);
   }
 
  private:

@@ -272,15 +272,8 @@ class CudaCovPlan : public CovPlan {
   int ordinal() const { return ordinal_; }
 
   double read_floor_ms(int slot) override {
-    DeviceGuard g(ordinal_);  // another plan may have switched the current device
-    Slot& s = slots_.at(slot);
-    const long long count = desc_.channels * desc_.samples;
-    EventTimer t;
-    t.start(*s.stream);
-    // 16 blocks per SM whatever BPS is: the floor must not move with the kernel's parameters.
-    launch_cov_readpass(s.x.as<float>(), count, s.partial.as<float>(), sms_ * 16, *s.stream);
-    t.stop(*s.stream);
-    return t.ms();
+    return time_cov_readpass(ordinal_, slots_.at(slot).x.get(), bytes(), floor_sink_,
+                             *slots_.at(slot).stream);
   }
 
   double copy_floor_ms() override {
@@ -330,10 +323,7 @@ class CudaCovPlan : public CovPlan {
   Slot make_slot(int pieces, bool streaming = false) const {
     Slot s;
     s.x = DeviceBuffer(bytes(), "covariance samples");
-    // Also the read pass's sink (a float per block, see read_floor_ms).
-    s.partial =
-        DeviceBuffer(std::max(std::size_t(pieces) * groups_ * w_ * 8, std::size_t(sms_) * 64),
-                     "covariance partials");
+    s.partial = DeviceBuffer(std::size_t(pieces) * groups_ * w_ * 8, "covariance partials");
     s.merged = DeviceBuffer(std::size_t(w_) * 8, "covariance sums");
     s.pilot = DeviceBuffer(std::size_t(desc_.channels) * 4, "covariance pilot");
     s.stream = std::make_unique<Stream>();
@@ -387,6 +377,7 @@ class CudaCovPlan : public CovPlan {
   int pieces_ = 1, groups_ = 1, sms_ = 1, w_ = 0, last_ = 0;
   LaunchFn launch_ = nullptr;
   std::vector<Slot> slots_;
+  DeviceBuffer floor_sink_;
 };
 
 // `depth` slots, each with its own streams, pinned block and pinned result.
@@ -523,5 +514,19 @@ void launch_cov_readpass(const float* x, long long count, float* sink, int block
   cov_readpass<<<blocks, kThreads, 0, stream>>>(reinterpret_cast<const float4*>(x), count / 4,
                                                 sink);
   KAFEL_CUDA_CHECK_LAUNCH("cov_readpass");
+}
+
+double time_cov_readpass(int ordinal, const void* x, std::size_t bytes, DeviceBuffer& sink,
+                         cudaStream_t stream) {
+  DeviceGuard g(ordinal);  // another plan may have switched the current device
+  const int blocks = device_props(ordinal).sm_count * 16;
+  if (sink.bytes() < std::size_t(blocks) * sizeof(float))
+    sink = DeviceBuffer(std::size_t(blocks) * sizeof(float), "read-floor sink");
+  EventTimer t;
+  t.start(stream);
+  launch_cov_readpass(static_cast<const float*>(x), static_cast<long long>(bytes / 16 * 4),
+                      sink.as<float>(), blocks, stream);
+  t.stop(stream);
+  return t.ms();
 }
 }  // namespace kafel::cuda

@@ -302,7 +302,6 @@ Geometry geometry(bool complex) {
   return {S::lanes, S::groups, S::stage, S::w,
           complex ? &cov_onepass32<S, 2> : &cov_onepass32<S, 1>};
 }
-constexpr int kFloorBlocks = 2048;  // blocks of the read pass (the floor's own kernel)
 
 // What one block in flight needs on the device besides its samples: partials, merged sums and
 // pilots (a plan has one set; a stream one per slot).
@@ -328,7 +327,6 @@ class Onepass32Plan : public CovPlan {
     rows_ = int(std::min<std::int64_t>({d.batch, blocks, 65535}));
     blocks_ = int(std::clamp<std::int64_t>(blocks / d.batch, 1, chunks_));
     sums_ = make_sums();
-    sink_ = DeviceBuffer(kFloorBlocks * 4, "read pass sink");
     KAFEL_CUDA_CHECK(
         cudaFuncSetAttribute(g_.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kRingBytes));
   }
@@ -425,13 +423,7 @@ class Onepass32Plan : public CovPlan {
   }
 
   double read_floor_ms(int slot) override {
-    DeviceGuard g(ordinal_);
-    EventTimer t;
-    t.start(stream_);
-    launch_cov_readpass(x_.at(slot).as<float>(), static_cast<long long>(bytes() / 4),
-                        sink_.as<float>(), kFloorBlocks, stream_);
-    t.stop(stream_);
-    return t.ms();
+    return time_cov_readpass(ordinal_, x_.at(slot).get(), bytes(), sink_, stream_);
   }
 
  private:

@@ -260,4 +260,10 @@ void warn(const std::string& text) {
   std::cerr << "kafel: warning: " << text << '\n';
 }
 
+std::string one_line(std::string s) {
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  return s;
+}
+
 }  // namespace kafel::cli

@@ -69,4 +69,8 @@ void check_outputs(const std::vector<std::pair<std::string, std::string>>& outpu
 // "kafel: warning: ..." on stderr.
 void warn(const std::string& text);
 
+// `s` with every control character (newlines of a runtime's message) turned into a space:
+// error messages stay on one line.
+std::string one_line(std::string s);
+
 }  // namespace kafel::cli

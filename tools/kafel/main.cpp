@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli_util.hpp"
 #include "commands.hpp"
 #include "kafel/error.hpp"
 #include "kafel/version.hpp"
@@ -29,14 +30,6 @@ const Command kCommands[] = {
     {"dist", "Distributed GEMM and covariance over MPI ranks (run under mpirun)", setup_dist},
 #endif
 };
-
-// Error messages must stay on one line, whatever the runtime put in them.
-std::string one_line(std::string s) {
-  for (char& c : s) {
-    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-  }
-  return s;
-}
 
 int fail(const std::string& what, int code) {
   std::cerr << "kafel: error: " << one_line(what) << '\n';
