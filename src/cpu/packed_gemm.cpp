@@ -377,7 +377,10 @@ std::string amx_refusal(Isa isa, AmxUse amx, Bf16Path bf16) {
 
 Format packed_format(Isa isa, DType storage, Bf16Path bf16, AmxUse amx) {
   const UkernelSet& set = ukernels_for(isa);
-  if (std::string why = amx_refusal(isa, amx, bf16); !why.empty())
+  // AMX=on concerns bf16 and i8 alone, and BF16 only bf16.
+  const bool dot_type = storage == DType::bf16 || storage == DType::i8;
+  const Bf16Path own_bf16 = storage == DType::bf16 ? bf16 : Bf16Path::automatic;
+  if (std::string why = amx_refusal(isa, amx, own_bf16); dot_type && !why.empty())
     throw Unsupported("cpu.packed: " + why);
   // AMX tiles out-run every vector path for bf16 and i8 (16x the vdpbf16ps rate per core on a
   // Xeon with them, docs/cpu.md); an explicit BF16 path keeps bf16 off them.

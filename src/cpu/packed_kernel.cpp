@@ -67,8 +67,9 @@ GemmKernel packed_gemm_kernel() {
     const auto bf16 = static_cast<Bf16Path>(p.at("BF16"));
     if (d.types.a == DType::bf16)
       if (std::string why = bf16_path_refusal(resolve_isa(isa), bf16); !why.empty()) return why;
-    if (d.types.a == DType::bf16 || d.types.a == DType::i8)
-      return amx_refusal(resolve_isa(isa), static_cast<AmxUse>(p.at("AMX")), bf16);
+    const auto amx = static_cast<AmxUse>(p.at("AMX"));
+    if (d.types.a == DType::bf16) return amx_refusal(resolve_isa(isa), amx, bf16);
+    if (d.types.a == DType::i8) return amx_refusal(resolve_isa(isa), amx);
     return "";
   };
   k.make_plan = [](const Device&, const GemmDesc&, const Params& p) {

@@ -145,7 +145,7 @@ void release() {
 // operands of small normal values (no flushed subnormals, no overflow over any run).
 template <bool kInt8>
 double tile_loop(std::int64_t iters, double* sink) {
-  alignas(64) static std::uint8_t src[1024];
+  alignas(64) std::uint8_t src[1024];  // per thread: the probe runs one loop per core at once
   for (int i = 0; i < 1024; i += 2) {  // i8: 1; bf16: 2^-7 (0x3c00, little-endian)
     src[i] = kInt8 ? 1 : 0x00;
     src[i + 1] = kInt8 ? 1 : 0x3c;

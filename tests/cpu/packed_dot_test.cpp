@@ -226,6 +226,9 @@ TEST_P(PackedDot, FormatFollowsTheMicroKernels) {
               Format::u8s8x4);
     EXPECT_THROW(cpu::packed_format(isa, DType::bf16, cpu::Bf16Path::f32, cpu::AmxUse::on),
                  Unsupported);
+    // BF16 speaks of bf16 only: i8 takes the tiles whatever it says.
+    EXPECT_EQ(cpu::packed_format(isa, DType::i8, cpu::Bf16Path::f32, cpu::AmxUse::on),
+              Format::amx_i8);
   } else if (isa == Isa::avx512) {
     EXPECT_EQ(bf16, cpu::cpu_bf16_dot_pays() ? Format::bf16x2 : Format::f32);
     EXPECT_EQ(cpu::packed_format(isa, DType::bf16, cpu::Bf16Path::f32), Format::f32);
@@ -239,6 +242,9 @@ TEST_P(PackedDot, FormatFollowsTheMicroKernels) {
     EXPECT_THROW(cpu::packed_format(isa, DType::i8, cpu::Bf16Path::automatic, cpu::AmxUse::on),
                  Unsupported);
   }
+  // AMX=on concerns bf16 and i8 alone.
+  EXPECT_EQ(cpu::packed_format(isa, DType::f32, cpu::Bf16Path::automatic, cpu::AmxUse::on),
+            Format::f32);
   EXPECT_EQ(cpu::packed_format(isa, DType::f64), Format::f64);
   EXPECT_EQ(cpu::packed_format(isa, DType::i32), Format::u32);
   EXPECT_EQ(cpu::packed_format(isa, DType::f16), Format::f32);
