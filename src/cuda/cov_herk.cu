@@ -545,18 +545,23 @@ class CudaHerkPlan : public CovPlan {
   }
 
   // Sums the sample ranges of every tile in order (float64 or exact int64), then lanes ->
-  // moments (the same layout as ocl.herk's partials).
+  // moments (the same layout as ocl.herk's partials; herk_tc_halves: F + F^T).
   template <class Wide>
   void merge(const Wide* part, const std::vector<float>& pilot, CovMoments& out) const {
     const std::int64_t k = desc_.lanes();
     std::vector<double> p(k), sum(k), packed(std::size_t(k * (k + 1) / 2));
+    const bool halves = tensor_cores_ && herk_tc_halves(tile_, tiles_);
     for (std::int64_t b = 0; b < desc_.batch; ++b) {
       const std::int64_t T = tile_;
-      auto tile_sum = [&](std::int64_t t, std::int64_t at, bool diagonal) {
+      auto ranges_sum = [&](std::int64_t t, std::int64_t at, bool diagonal) {
         Wide s = 0;
         for (std::int64_t sp = 0; sp < (diagonal ? dsplits_ : splits_); ++sp)
           s += part[((b * tiles_ + t) * pstride_ + sp) * w_ + at];
         return static_cast<double>(s);
+      };
+      auto tile_sum = [&](std::int64_t t, std::int64_t at, bool diagonal) {
+        if (!halves || at >= T * T) return ranges_sum(t, at, diagonal);
+        return ranges_sum(t, at, diagonal) + ranges_sum(t, at % T * T + at / T, diagonal);
       };
       for (std::int64_t i = 0; i < k; ++i) {
         const std::int64_t ti = i / T;
@@ -640,7 +645,8 @@ CovKernel herk_tc_kernel() {
   k.summary =
       "cuda.herk on tensor cores: lower 64x64 (mma.sync) or 128x128 (wgmma, sm_90a) lane tiles, "
       "32-sample chunks split once into tf32 big and small planes in shared memory, each product "
-      "as three tf32 MMAs (float accuracy), float64 merge; f32 and cf32, sm_80+";
+      "as three tf32 MMAs (float accuracy; one 64-lane tile: the square big * (v - big/2)^T in "
+      "two, summed with its transpose), float64 merge; f32 and cf32, sm_80+";
   k.rung = 3;
   k.sample_types = {DType::f32, DType::c64};
   k.tensor_peak = "tf32";

@@ -22,10 +22,12 @@ constexpr int kPlane = T * kPlaneRow;
 // Four warps of 32 x 32 lanes.
 constexpr int WM = 32, WN = 32, kWarpsN = T / WN, MT = WM / 16, NT = WN / 8;
 // Shared memory: the cp.async ring of raw chunks, then the planes, big and small of each panel.
-// Where every tile is diagonal (at most 64 lanes) a chunk is one panel and two planes suffice:
-// 50 instead of 84 KB, so three blocks fit on an SM instead of two once the registers are
-// capped at 168 (about 100 bytes spill); four (128 registers, 260 bytes of spills) ran slower.
-// H200, 64 x 1M f32: 0.198-0.202 -> 0.184-0.188 ms (docs/BENCHMARKS.md, session 21).
+// Where every tile is diagonal (at most 64 lanes) a chunk is one panel and three planes suffice
+// (big, and w's two parts: herk_tc_halves): 59 instead of 84 KB, so three blocks fit on an SM
+// instead of two once the registers are capped at 168; four (128 registers, 260 bytes of
+// spills) ran slower. H200, 64 x 1M f32: 0.175-0.179 ms (session 21's lower triangle in three
+// products: 0.184-0.188). Two plane sets, chunk c + 1 split while chunk c's products run (three
+// stages, 79 KB, two blocks per SM) ran 0.187-0.190 (docs/BENCHMARKS.md, session 24).
 template <bool DIAG>
 struct Layout {
   static constexpr int kStages = DIAG ? 4 : 3;
@@ -33,8 +35,20 @@ struct Layout {
   static constexpr int kStage = (DIAG ? 1 : 2) * kRawPanel<T>;  // floats per ring stage
   static constexpr int kRing = kStages * kStage;
   static constexpr std::size_t kBytes =
-      std::size_t(kRing + (DIAG ? 2 : 4) * kPlane) * sizeof(float);
+      std::size_t(kRing + (DIAG ? 3 : 4) * kPlane) * sizeof(float);
 };
+
+// A warp's B fragments of one k step from the plane at `plane` (its k step's byte address):
+// ldmatrix x4 at off[j] gives n tiles 2j and 2j + 1.
+__device__ __forceinline__ void load_b(std::uint32_t plane, const std::uint32_t (&off)[NT / 2],
+                                       std::uint32_t (&b)[NT][2]) {
+#pragma unroll
+  for (int j = 0; j < NT / 2; ++j) {
+    std::uint32_t r[4];
+    tc::ldsm4(plane + off[j], r);
+    b[2 * j][0] = r[0], b[2 * j][1] = r[1], b[2 * j + 1][0] = r[2], b[2 * j + 1][1] = r[3];
+  }
+}
 
 // Adds the float sums to the block's partial and zeroes them.
 __device__ __forceinline__ void flush_tile(double* out, float (&sum)[MT][NT][4]) {
@@ -58,7 +72,8 @@ __device__ __forceinline__ void flush_tile(double* out, float (&sum)[MT][NT][4])
 // through a Layout::kStages-deep ring of cp.async copies; per chunk the split pass turns them once
 // into tf32 big and small planes (pilots subtracted, complex lanes apart), and the warps then feed
 // the tensor cores from those with ldmatrix. On diagonal tiles the warp wholly above the
-// diagonal skips the products. DIAG: every tile is diagonal (Layout<true>).
+// diagonal skips the products. DIAG: every tile is diagonal (Layout<true>), and the warps sum
+// the whole square F = big * w^T of herk_tc_halves instead, two products each.
 template <int COMPS, bool DIAG>
 __global__ void __launch_bounds__(kThreads, Layout<DIAG>::kBlocksPerSm)
     cov_herk_tc(const HerkLaunch l) {
@@ -69,17 +84,17 @@ __global__ void __launch_bounds__(kThreads, Layout<DIAG>::kBlocksPerSm)
   const int wm = warp / kWarpsN, wn = warp % kWarpsN;
   // Warps wholly above the diagonal, or wholly in the zero lanes past the last, add nothing.
   const int rows = l.lanes - w.ti * T, cols = l.lanes - w.tj * T;
-  const bool multiplies = (!w.diag || wn * WN < (wm + 1) * WM) && wm * WM < rows && wn * WN < cols;
-  auto issue = [&](int c) {
-    fetch_chunk<T, COMPS>(l, w, c, smem + (c % Layout<DIAG>::kStages) * Layout<DIAG>::kStage);
-  };
+  const bool multiplies =
+      (DIAG || !w.diag || wn * WN < (wm + 1) * WM) && wm * WM < rows && wn * WN < cols;
+  using L = Layout<DIAG>;
+  auto issue = [&](int c) { fetch_chunk<T, COMPS>(l, w, c, smem + (c % L::kStages) * L::kStage); };
 #pragma unroll
-  for (int c = 0; c < Layout<DIAG>::kStages - 1; ++c) issue(c);
+  for (int c = 0; c < L::kStages - 1; ++c) issue(c);
 
   // ldmatrix row addresses (bytes into a plane, k step 0): lane L gives row L % 8 of matrix
   // L / 8; A's matrices are (rows +0, k +0), (+8, +0), (+0, +4), (+8, +4) = a0..a3, B's
   // (n +0, k +0), (+0, +4), (+8, +0), (+8, +4) = b[j][0], b[j][1], b[j+1][0], b[j+1][1].
-  float* planes = smem + Layout<DIAG>::kRing;
+  float* planes = smem + L::kRing;
   const std::uint32_t plane_a = tc::smem_addr(planes);
   const std::uint32_t plane_b = tc::smem_addr(planes + (w.diag ? 0 : 2 * kPlane));
   constexpr std::uint32_t kSmall = kPlane * sizeof(float);  // big plane -> small plane
@@ -105,49 +120,54 @@ __global__ void __launch_bounds__(kThreads, Layout<DIAG>::kBlocksPerSm)
   double* out = l.partial + w.part * herk_partial(T);
 
   for (int c = 0; c < w.chunks; ++c) {
-    cp_wait<Layout<DIAG>::kStages - 2>();
+    cp_wait<L::kStages - 2>();
     __syncthreads();  // chunk c has landed for every thread; the planes are free again
-    issue(c + Layout<DIAG>::kStages - 1);
-    const float* raw = smem + (c % Layout<DIAG>::kStages) * Layout<DIAG>::kStage;
+    issue(c + L::kStages - 1);
+    const float* raw = smem + (c % L::kStages) * L::kStage;
     const int valid = c == w.chunks - 1 ? w.tail : kChunk;
-    split_tile_chunk<T, COMPS, false>(w.diag, raw, planes, 2 * kPlane, kPlane, pilots, valid, lsum);
+    split_tile_chunk<T, COMPS, false, DIAG>(w.diag, raw, planes, 2 * kPlane, kPlane, pilots, valid,
+                                            lsum);
     __syncthreads();  // the planes of chunk c are complete
     if (multiplies) {
 #pragma unroll
       for (int k = 0; k < kSteps; ++k) {
         std::uint32_t ab[MT][4], as[MT][4], bb[NT][2], bs[NT][2];
+        if constexpr (DIAG) {
+          // big * (w's big part + w's small part): bb and bs from the planes after big's.
 #pragma unroll
-        for (int i = 0; i < MT; ++i) {
-          tc::ldsm4(plane_a + off_a[i] + 32 * k, ab[i]);
-          tc::ldsm4(plane_a + kSmall + off_a[i] + 32 * k, as[i]);
+          for (int i = 0; i < MT; ++i) tc::ldsm4(plane_a + off_a[i] + 32 * k, ab[i]);
+          load_b(plane_a + kSmall + 32 * k, off_b, bb);
+          load_b(plane_a + 2 * kSmall + 32 * k, off_b, bs);
+#pragma unroll
+          for (int i = 0; i < MT; ++i)
+#pragma unroll
+            for (int j = 0; j < NT; ++j) tc::mma_tf32(acc[i][j], ab[i], bs[j]);
+        } else {
+#pragma unroll
+          for (int i = 0; i < MT; ++i) {
+            tc::ldsm4(plane_a + off_a[i] + 32 * k, ab[i]);
+            tc::ldsm4(plane_a + kSmall + off_a[i] + 32 * k, as[i]);
+          }
+          load_b(plane_b + 32 * k, off_b, bb);
+          load_b(plane_b + kSmall + 32 * k, off_b, bs);
+          // Small products first, each pass over every tile, so the products into one
+          // accumulator stand MT * NT instructions apart.
+#pragma unroll
+          for (int i = 0; i < MT; ++i)
+#pragma unroll
+            for (int j = 0; j < NT; ++j) tc::mma_tf32(acc[i][j], as[i], bb[j]);
+#pragma unroll
+          for (int i = 0; i < MT; ++i)
+#pragma unroll
+            for (int j = 0; j < NT; ++j) tc::mma_tf32(acc[i][j], ab[i], bs[j]);
         }
-#pragma unroll
-        for (int j = 0; j < NT / 2; ++j) {
-          std::uint32_t r[4];
-          tc::ldsm4(plane_b + off_b[j] + 32 * k, r);
-          bb[2 * j][0] = r[0], bb[2 * j][1] = r[1], bb[2 * j + 1][0] = r[2],
-                 bb[2 * j + 1][1] = r[3];
-          tc::ldsm4(plane_b + kSmall + off_b[j] + 32 * k, r);
-          bs[2 * j][0] = r[0], bs[2 * j][1] = r[1], bs[2 * j + 1][0] = r[2],
-                 bs[2 * j + 1][1] = r[3];
-        }
-        // Small products first, each pass over every tile, so the three into one accumulator
-        // stand MT * NT instructions apart.
-#pragma unroll
-        for (int i = 0; i < MT; ++i)
-#pragma unroll
-          for (int j = 0; j < NT; ++j) tc::mma_tf32(acc[i][j], as[i], bb[j]);
-#pragma unroll
-        for (int i = 0; i < MT; ++i)
-#pragma unroll
-          for (int j = 0; j < NT; ++j) tc::mma_tf32(acc[i][j], ab[i], bs[j]);
 #pragma unroll
         for (int i = 0; i < MT; ++i)
 #pragma unroll
           for (int j = 0; j < NT; ++j) tc::mma_tf32(acc[i][j], ab[i], bb[j]);
       }
       // The tensor cores add into their float accumulator rounding toward zero, a bias of about
-      // 2^-25 per accumulation (measured: 4.7e-6 relative after 16 chunks); one chunk's 12, then
+      // 2^-25 per accumulation (measured: 4.7e-6 relative after 16 chunks); one chunk's 8-12, then
       // a round-to-nearest float addition, keeps it near 3e-7.
 #pragma unroll
       for (int i = 0; i < MT; ++i)
@@ -175,7 +195,7 @@ std::size_t herk_tc_shared_bytes(int tile) {
 }
 
 namespace {
-// The kernel of a launch: the diagonal-only layout where there is one tile (lanes <= 64).
+// The kernel of a launch: the diagonal-only layout where there is one tile (herk_tc_halves).
 Kernel kernel_of(int comps, bool diagonal_only) {
   Kernel k = cov_herk_tc<1, false>;
   if (diagonal_only)
@@ -191,7 +211,7 @@ std::size_t bytes_of(bool diagonal_only) {
 
 int herk_tc_resident_blocks(int ordinal, int tile, int comps, int tiles) {
   if (tile == 128) return herk_wg_resident_blocks(ordinal, comps);
-  const bool diagonal_only = tiles == 1;
+  const bool diagonal_only = herk_tc_halves(tile, tiles);
   return resident_blocks(kernel_of(comps, diagonal_only), kThreads, bytes_of(diagonal_only),
                          ordinal);
 }
@@ -201,7 +221,7 @@ void launch_herk_tc(const HerkLaunch& l, cudaStream_t stream) {
     launch_herk_wg(l, stream);
     return;
   }
-  const bool diagonal_only = l.tiles == 1;
+  const bool diagonal_only = herk_tc_halves(l.tile, l.tiles);
   launch_kernel(kernel_of(l.comps, diagonal_only), kThreads, bytes_of(diagonal_only), l, stream,
                 "cov_herk_tc");
 }

@@ -76,8 +76,9 @@ __device__ __forceinline__ int plane_at(int r, int s0) {
 // panel p's big plane (planes + p * panel_step) and small plane (+ small_step); samples at or
 // past `valid` (TAIL: the range's last chunk) become zero, so they add nothing. On diagonal
 // tiles (F = 16, one panel) it also sums the lanes, each of the row's runs a part (flush_lanes
-// adds them).
-template <int T, int COMPS, int F, bool SWIZZLED, bool TAIL>
+// adds them). HALVES (herk_tc_halves launches): w = v - big / 2, split the same way, in place
+// of small (its big part at + small_step, its small part at + 2 small_step).
+template <int T, int COMPS, int F, bool SWIZZLED, bool TAIL, bool HALVES = false>
 __device__ __forceinline__ void split_chunk(const float* raw, float* planes, int panel_step,
                                             int small_step, const float* pilots, int valid,
                                             float (&lsum)[COMPS]) {
@@ -101,38 +102,46 @@ __device__ __forceinline__ void split_chunk(const float* raw, float* planes, int
 #pragma unroll
     for (int k = 0; k < COMPS; ++k) {
       constexpr int n = 8 / COMPS;
-      float b[n], s[n];
+      float b[n], s[n], h[n], l[n];  // v's parts; w's (HALVES)
 #pragma unroll
       for (int i = 0; i < n; ++i) {
         const float d = !TAIL || s0 + i < valid ? v[i * COMPS + k] - p[k] : 0.0f;
         if constexpr (sums) lsum[k] += d;
         split_tf32(d, b[i], s[i]);
+        if constexpr (HALVES) split_tf32(d - 0.5f * b[i], h[i], l[i]);
       }
 #pragma unroll
       for (int i = 0; i < n; i += 4) {
         const int at = plane_at<SWIZZLED>(r * COMPS + k, s0 + i);
         *reinterpret_cast<float4*>(big + at) = make_float4(b[i], b[i + 1], b[i + 2], b[i + 3]);
-        *reinterpret_cast<float4*>(big + small_step + at) =
-            make_float4(s[i], s[i + 1], s[i + 2], s[i + 3]);
+        if constexpr (HALVES) {
+          *reinterpret_cast<float4*>(big + small_step + at) =
+              make_float4(h[i], h[i + 1], h[i + 2], h[i + 3]);
+          *reinterpret_cast<float4*>(big + 2 * small_step + at) =
+              make_float4(l[i], l[i + 1], l[i + 2], l[i + 3]);
+        } else {
+          *reinterpret_cast<float4*>(big + small_step + at) =
+              make_float4(s[i], s[i + 1], s[i + 2], s[i + 3]);
+        }
       }
     }
   }
 }
 
 // split_chunk for one chunk of a tile: diagonal tiles split their one panel in 16-float runs
-// and sum the lanes, off-diagonal ones both panels in 32-float runs.
-template <int T, int COMPS, bool SWIZZLED>
+// and sum the lanes (HALVES: with the w planes), off-diagonal ones both panels in 32-float runs.
+template <int T, int COMPS, bool SWIZZLED, bool HALVES = false>
 __device__ __forceinline__ void split_tile_chunk(bool diag, const float* raw, float* planes,
                                                  int panel_step, int small_step,
                                                  const float* pilots, int valid,
                                                  float (&lsum)[COMPS]) {
   const bool tail = valid < kChunk;
   if (diag && tail)
-    split_chunk<T, COMPS, 16, SWIZZLED, true>(raw, planes, panel_step, small_step, pilots, valid,
-                                              lsum);
+    split_chunk<T, COMPS, 16, SWIZZLED, true, HALVES>(raw, planes, panel_step, small_step, pilots,
+                                                      valid, lsum);
   else if (diag)
-    split_chunk<T, COMPS, 16, SWIZZLED, false>(raw, planes, panel_step, small_step, pilots, valid,
-                                               lsum);
+    split_chunk<T, COMPS, 16, SWIZZLED, false, HALVES>(raw, planes, panel_step, small_step, pilots,
+                                                       valid, lsum);
   else if (tail)
     split_chunk<T, COMPS, 32, SWIZZLED, true>(raw, planes, panel_step, small_step, pilots, valid,
                                               lsum);
