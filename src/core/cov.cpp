@@ -273,6 +273,7 @@ const CovKernel* preferred_cov_kernel(const Device& device, const CovDesc& desc)
     if (k.preference <= 0 || k.baseline || desc.lanes() < k.min_default_lanes) continue;
     if (k.max_default_lanes && desc.lanes() > k.max_default_lanes) continue;
     if (desc.batch > 1 && desc.samples < k.min_default_batch_samples) continue;
+    if (k.max_default_samples && desc.batch * desc.samples > k.max_default_samples) continue;
     if (!cov_kernel_limits(k, device, desc, k.params.defaults()).empty()) continue;
     if (!best || k.preference > best->preference) best = &k;
   }

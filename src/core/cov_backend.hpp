@@ -134,6 +134,9 @@ struct CovKernel : CovKernelInfo {
   // With batches, the default only from this many samples per batch on (kernels that pay a
   // launch or two per batch); one block is not limited.
   std::int64_t min_default_batch_samples = 0;
+  // The default only up to this many samples over all batches (0: no limit): where a kernel
+  // with a larger fixed cost but a faster stream takes over.
+  std::int64_t max_default_samples = 0;
 };
 
 // The kernels of a device's backend in ladder order, and lookup by name (InvalidArgument lists

@@ -1,8 +1,8 @@
-// CUDA covariance at array scale: cuda.onepass32 (up to 32 real lanes, the default there past
-// cuda.onepass), cuda.herk (every sample type), cuda.herk_tc (tensor cores, float samples; the
-// default past 32 lanes on sm_80+), cuda.herk_h3 (f16-split GEMM on Hopper, the default from
-// 256 real lanes) and cuda.herk_i8 (ci8 on the integer tensor cores of Hopper) at 1..1024
-// channels, batches, windows.
+// CUDA covariance at array scale: cuda.onepass32 / cuda.onepass64 (up to 32 / 64 real lanes, the
+// defaults there past cuda.onepass; cuda.onepass64 up to 196,608 samples), cuda.herk (every
+// sample type), cuda.herk_tc (tensor cores, float samples; the default past them on sm_80+),
+// cuda.herk_h3 (f16-split GEMM on Hopper, the default from 256 real lanes) and cuda.herk_i8 (ci8 on
+// the integer tensor cores of Hopper) at 1..1024 channels, batches, windows.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -28,8 +29,8 @@ const std::vector<DType> kFloatTypes = {DType::f32, DType::c64};
 const std::pair<const char*, Cap> kTensorKernels[] = {{"cuda.herk_tc", Cap::mma_sm80},
                                                       {"cuda.herk_h3", Cap::wgmma_sm90a}};
 
-// The tiled kernel choose_cov picks past cuda.onepass32's 32 lanes: the tensor-core one for
-// float samples where the GPU has mma.sync.
+// The tiled kernel choose_cov picks past cuda.onepass64's 64 lanes or 196,608 samples (past 32
+// lanes for integer samples): the tensor-core one for float samples where the GPU has mma.sync.
 std::string tiled_default(const Device& d, DType t) {
   const bool floats = t == DType::f32 || t == DType::c64;
   return floats && d.caps.has(Cap::mma_sm80) ? "cuda.herk_tc" : "cuda.herk";
@@ -144,29 +145,69 @@ TEST(CovArrayCuda, Onepass32LongRunsAndBatches) {
   }
 }
 
+// Every channel count that fits 64 real lanes (real up to 64, complex up to 32: sixteen roles
+// over two blocks), layouts, batches, one sample; refused past 64 lanes.
+TEST(CovArrayCuda, Onepass64EveryChannelCountUpTo64Lanes) {
+  REQUIRE_CUDA(devs);
+  for (const Device& d : devs) {
+    test::check_cov_kernel(d, "cuda.onepass64", {DType::f32}, 64, false);
+    test::check_cov_kernel(d, "cuda.onepass64", {DType::c64}, 32, false);
+    for (std::int64_t c : {33, 40, 47, 49, 56, 63, 64})
+      test::check_cov_case(d, "cuda.onepass64", SignalKind::Offset, DType::f32, c, 1001,
+                           SampleLayout::Planar);
+    EXPECT_THROW(choose_cov(d, CovDesc{65, 1000}, "cuda.onepass64"), Unsupported);
+    EXPECT_THROW(
+        choose_cov(d, CovDesc{33, 1000, SampleLayout::Planar, 1, DType::c64}, "cuda.onepass64"),
+        Unsupported);
+  }
+}
+
+// Long runs with a large common offset (many flushes, a tail stage, ranges that are not a
+// multiple of the grid), batches over the grid's rows, other flush and grid parameters.
+TEST(CovArrayCuda, Onepass64LongRunsAndBatches) {
+  REQUIRE_CUDA(devs);
+  for (const Device& d : devs) {
+    test::check_cov_case(d, "cuda.onepass64", SignalKind::Offset, DType::f32, 64, 1048573,
+                         SampleLayout::Planar);
+    test::check_cov_case(d, "cuda.onepass64", SignalKind::Offset, DType::c64, 32, 1000003,
+                         SampleLayout::Interleaved);
+    test::check_cov_case(d, "cuda.onepass64", SignalKind::Random, DType::f32, 50, 300007,
+                         SampleLayout::Interleaved, 3);
+    test::check_cov_case(d, "cuda.onepass64", SignalKind::Offset, DType::c64, 20, 4099,
+                         SampleLayout::Planar, 300);
+    for (std::int64_t flush : {1, 7})
+      for (std::int64_t bps : {1, 3})
+        test::check_cov_case(d, "cuda.onepass64", SignalKind::Offset, DType::f32, 61, 100003,
+                             SampleLayout::Planar, 1, 1e-6, Params{{"FLUSH", flush}, {"BPS", bps}});
+  }
+}
+
 // A NaN or an infinity in channel 5 makes exactly its row and column non-finite (every role's
 // sums carry it: the diagonal block's, the rectangles', the other triangle's cross terms).
-TEST(CovArrayCuda, Onepass32NonFiniteSamples) {
+TEST(CovArrayCuda, OnepassRolesNonFiniteSamples) {
   REQUIRE_CUDA(devs);
   const std::int64_t N = 1000, bad = 5;
   for (const Device& d : devs)
-    for (auto [t, C] :
-         {std::pair{DType::f32, std::int64_t(32)}, std::pair{DType::c64, std::int64_t(16)},
-          std::pair{DType::f32, std::int64_t(12)}, std::pair{DType::c64, std::int64_t(6)}})
+    for (auto [kernel, t, C] : {std::tuple{"cuda.onepass32", DType::f32, std::int64_t(32)},
+                                std::tuple{"cuda.onepass32", DType::c64, std::int64_t(16)},
+                                std::tuple{"cuda.onepass32", DType::f32, std::int64_t(12)},
+                                std::tuple{"cuda.onepass32", DType::c64, std::int64_t(6)},
+                                std::tuple{"cuda.onepass64", DType::f32, std::int64_t(64)},
+                                std::tuple{"cuda.onepass64", DType::c64, std::int64_t(32)}})
       for (float v : {std::nanf(""), INFINITY, -INFINITY}) {
         test::CovSamples s =
             test::make_cov_samples(SignalKind::Random, t, C, N, SampleLayout::Planar);
         const std::int64_t comps = t == DType::c64 ? 2 : 1;
         reinterpret_cast<float*>(s.bytes.data())[(bad * N + 500) * comps] = v;
         CovOptions o;
-        o.kernel = "cuda.onepass32";
+        o.kernel = kernel;
         const CovResult r = covariance(d, s.view, o);
         for (std::int64_t i = 0; i < C; ++i)
           for (std::int64_t j = 0; j < C; ++j) {
             const bool finite =
                 std::isfinite(r.at(i, j)) && (!r.complex() || std::isfinite(r.cov_im[i * C + j]));
-            EXPECT_EQ(finite, i != bad && j != bad) << d.id << " " << to_string(t) << " value " << v
-                                                    << " at (" << i << ", " << j << ")";
+            EXPECT_EQ(finite, i != bad && j != bad) << kernel << " " << to_string(t) << " value "
+                                                    << v << " at (" << i << ", " << j << ")";
           }
       }
 }
@@ -176,6 +217,12 @@ TEST(CovArrayCuda, Onepass32Windows) {
   for (const Device& d : devs)
     for (DType t : kFloatTypes)
       test::check_cov_windows(d, "cuda.onepass32", t, t == DType::c64 ? 16 : 32);
+}
+
+TEST(CovArrayCuda, Onepass64Windows) {
+  REQUIRE_CUDA(devs);
+  for (const Device& d : devs)
+    for (DType t : kFloatTypes) test::check_cov_windows(d, "cuda.onepass64", t);
 }
 
 // cuda.herk_i8 where the GPU has wgmma (refused with the reason elsewhere): every channel
@@ -471,6 +518,18 @@ TEST(CovArrayCuda, TiledIsTheDefaultPastTheOnePassKernels) {
     EXPECT_EQ(choose_cov(d, CovDesc{16, 1000, SampleLayout::Planar, 1, DType::c64}).kernel,
               "cuda.onepass32");
     EXPECT_EQ(choose_cov(d, CovDesc{17, 1000, SampleLayout::Planar, 1, DType::c64}).kernel,
+              "cuda.onepass64");
+    EXPECT_EQ(choose_cov(d, CovDesc{33, 1000}).kernel, "cuda.onepass64");
+    EXPECT_EQ(choose_cov(d, CovDesc{64, 1000}).kernel, "cuda.onepass64");
+    // cuda.onepass64 up to 196,608 samples over all batches, the tensor-core kernel past them.
+    EXPECT_EQ(choose_cov(d, CovDesc{64, 131072}).kernel, "cuda.onepass64");
+    EXPECT_EQ(choose_cov(d, CovDesc{64, 1048576}).kernel, tiled_default(d, DType::f32));
+    EXPECT_EQ(choose_cov(d, CovDesc{64, 4096, SampleLayout::Planar, 1, DType::f32, 256}).kernel,
+              tiled_default(d, DType::f32));
+    EXPECT_EQ(choose_cov(d, CovDesc{65, 1000}).kernel, tiled_default(d, DType::f32));
+    EXPECT_EQ(choose_cov(d, CovDesc{32, 1000, SampleLayout::Planar, 1, DType::c64}).kernel,
+              "cuda.onepass64");
+    EXPECT_EQ(choose_cov(d, CovDesc{33, 1000, SampleLayout::Planar, 1, DType::c64}).kernel,
               tiled_default(d, DType::c64));
     EXPECT_EQ(choose_cov(d, CovDesc{10, 1000, SampleLayout::Planar, 1, DType::f32, 4}).kernel,
               "cuda.onepass32");

@@ -109,7 +109,7 @@ TEST(CovCuda, NanAndErrors) {
 }
 
 // The kernels with a pinned streaming path (cuda.onepass: pieces overlapping copy and compute;
-// cuda.onepass32: planar blocks, one 2D copy into padded rows; interleaved ones go through the
+// cuda.onepass32 / 64: planar blocks, one 2D copy into padded rows; interleaved ones go through the
 // framework's synchronous stream) give every block what the one-shot call gives.
 TEST(CovCuda, StreamEqualsBlockByBlock) {
   REQUIRE_CUDA(devs);
@@ -121,7 +121,8 @@ TEST(CovCuda, StreamEqualsBlockByBlock) {
   const Case cases[] = {{"cuda.onepass", 10, DType::f32},
                         {"cuda.onepass32", 16, DType::f32},
                         {"cuda.onepass32", 24, DType::f32},
-                        {"cuda.onepass32", 8, DType::c64}};
+                        {"cuda.onepass32", 8, DType::c64},
+                        {"cuda.onepass64", 20, DType::c64}};
   for (const Device& d : devs)
     for (const Case& c : cases)
       for (SampleLayout l : kLayouts) {

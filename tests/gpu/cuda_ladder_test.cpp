@@ -217,15 +217,17 @@ TEST(CudaRegistry, LadderOrderAndCovarianceKernels) {
   for (const auto& k : cov_kernels_for(dev)) cov.push_back(k.name);
   ASSERT_FALSE(cov.empty());
   EXPECT_EQ(cov.front(), "cuda.onepass");
-  for (const char* name : {"cuda.onepass32", "cuda.herk", "cuda.herk_tc", "cuda.herk_h3",
-                           "cuda.syrk", "cuda.cublas-ssyrk", "cuda.cublas-dsyrk"})
+  for (const char* name : {"cuda.onepass32", "cuda.onepass64", "cuda.herk", "cuda.herk_tc",
+                           "cuda.herk_h3", "cuda.syrk", "cuda.cublas-ssyrk", "cuda.cublas-dsyrk"})
     EXPECT_NE(std::find(cov.begin(), cov.end(), name), cov.end()) << name;
   EXPECT_EQ(default_cov_kernel(dev, 10), "cuda.onepass");
   EXPECT_EQ(default_cov_kernel(dev, 11), "cuda.onepass32");
   EXPECT_EQ(default_cov_kernel(dev, 16), "cuda.onepass32");
   EXPECT_EQ(default_cov_kernel(dev, 17), "cuda.onepass32");
   EXPECT_EQ(default_cov_kernel(dev, 32), "cuda.onepass32");
-  EXPECT_EQ(default_cov_kernel(dev, 33),
+  EXPECT_EQ(default_cov_kernel(dev, 33), "cuda.onepass64");
+  EXPECT_EQ(default_cov_kernel(dev, 64), "cuda.onepass64");
+  EXPECT_EQ(default_cov_kernel(dev, 65),
             dev.caps.has(Cap::mma_sm80) ? "cuda.herk_tc" : "cuda.herk");
 }
 
