@@ -253,6 +253,14 @@ int herk_tc_tile(const Device& dev, const CovDesc& d, const Params& p) {
   return d.lanes() > 64 && wide ? 128 : 64;
 }
 
+// Whether a one-tile (at most 64 lanes) tensor-core launch runs on wgmma: MMA=wgmma, or auto
+// where the GPU has it; MMA=sync keeps mma.sync (every sm_80+ GPU).
+bool herk_tc_wg64(const Device& dev, const Params& p) {
+  const std::int64_t v = p.count("MMA") ? p.at("MMA") : 0;
+  if (v == 1) return false;
+  return v == 2 || (dev.caps.has(Cap::wgmma_sm90a) && dev.local_memory >= herk_wg64_shared_bytes());
+}
+
 int mode_of(DType t) {
   return t == DType::c64 ? 1 : t == DType::ci8 ? 2 : t == DType::ci16 ? 3 : 0;
 }
@@ -280,9 +288,11 @@ class CudaHerkPlan : public CovPlan {
     pitch_ = (d.samples + chunk - 1) / chunk * chunk * (d.complex() ? 2 : 1);
     const std::int64_t rows = tile_rows();
     tiles_ = rows * (rows + 1) / 2;
+    wg64_ = tensor_cores_ && herk_tc_halves(tile_, tiles_) && herk_tc_wg64(dev, p);
     const std::int64_t resident =
-        tensor_cores_ ? herk_tc_resident_blocks(ordinal_, tile_, d.complex() ? 2 : 1, int(tiles_))
-                      : p.at("BPS");
+        tensor_cores_
+            ? herk_tc_resident_blocks(ordinal_, tile_, d.complex() ? 2 : 1, int(tiles_), wg64_)
+            : p.at("BPS");
     const std::int64_t slots = std::int64_t(device_props(ordinal_).sm_count) * resident;
     const std::int64_t most = std::max<std::int64_t>(1, d.samples / kMinRange);
     splits_ = splits_for(tiles_ * d.batch, slots, most);
@@ -455,6 +465,7 @@ class CudaHerkPlan : public CovPlan {
         l.dsplits = static_cast<int>(dsplits_);
         l.pstride = static_cast<int>(pstride_);
         l.flush = flush_;
+        l.wg64 = wg64_;
         l.pilot = pilot_.as<float>();
         l.partial = partial_.as<double>();
         // The kernel adds its flushes to the partials (reductions it does not wait for).
@@ -591,6 +602,7 @@ class CudaHerkPlan : public CovPlan {
   bool tensor_cores_ = false;
   bool h3_ = false;
   int tile_ = kTile;        // lane tile edge
+  bool wg64_ = false;       // one 64-lane tile on wgmma (MMA)
   std::int64_t w_ = 0;      // doubles per partial
   std::int64_t pitch_ = 0;  // floats per channel row of the tensor-core kernel's layout
   // Ranges of off-diagonal tiles (splits_ of range_ samples; every tile of the SIMT kernel) and
@@ -660,7 +672,11 @@ CovKernel herk_tc_kernel() {
             "the error 2.8e-7 at each)"),
       choice("TILE", 0, {"auto", "64", "128"}, true,
              "lane tile: 64 (mma.sync, sm_80+), 128 (wgmma, sm_90a); auto: 128 past 64 lanes "
-             "where the GPU has wgmma")};
+             "where the GPU has wgmma"),
+      choice("MMA", 0, {"auto", "sync", "wgmma"}, true,
+             "one 64-lane tile (at most 64 real lanes): mma.sync from split planes (sm_80+), or "
+             "wgmma with the big parts in registers (sm_90a; H200, 64 f32 x 1M: 0.137-0.141 "
+             "against 0.175 ms); auto: wgmma where the GPU has it")};
   // Above cuda.herk where the GPU has mma.sync (the float types); cuda.onepass stays first.
   k.preference = 6;
   const auto base = k.can_implement;
@@ -670,6 +686,14 @@ CovKernel herk_tc_kernel() {
     const int tile = p.count("TILE") && p.at("TILE") == 2 ? 128 : 64;
     if (tile == 128 && !dev.caps.has(Cap::wgmma_sm90a))
       return "cuda.herk_tc with 128-lane tiles needs wgmma (compute capability 9.0, sm_90a code)";
+    if (p.count("MMA") && p.at("MMA") == 2) {
+      if (!dev.caps.has(Cap::wgmma_sm90a))
+        return "cuda.herk_tc MMA=wgmma needs wgmma (compute capability 9.0, sm_90a code)";
+      if (tile == 128 || d.lanes() > 64)
+        return "cuda.herk_tc MMA=wgmma is the one-tile kernel of at most 64 real lanes (" +
+               d.shape() + " has " + std::to_string(d.lanes()) +
+               (tile == 128 ? ", TILE=128)" : ")");
+    }
     if (dev.local_memory < herk_tc_shared_bytes(tile))
       return "cuda.herk_tc with " + std::to_string(tile) + "-lane tiles needs " +
              std::to_string(herk_tc_shared_bytes(tile) / 1024) +

@@ -31,6 +31,7 @@ struct HerkLaunch {
   int tile = 64, lanes = 0, comps = 1, batches = 1;
   long long n = 0, range = 0, drange = 0;
   int tiles = 1, rows = 1, splits = 1, dsplits = 1, pstride = 1, flush = 16;
+  bool wg64 = false;  // herk_tc_halves' one tile on wgmma (sm_90a) rather than mma.sync
   const float* pilot = nullptr;
   double* partial = nullptr;
   int blocks() const { return (tiles - rows) * splits + rows * dsplits; }
@@ -61,11 +62,16 @@ inline bool herk_tc_halves(int tile, long long tiles) {
 // of the device (with one tile, 64-lane blocks need half the shared memory).
 void launch_herk_tc(const HerkLaunch& l, cudaStream_t stream);
 std::size_t herk_tc_shared_bytes(int tile);
-int herk_tc_resident_blocks(int ordinal, int tile, int comps, int tiles);
+int herk_tc_resident_blocks(int ordinal, int tile, int comps, int tiles, bool wg64);
 // Its 128-lane tiles (cov_herk_tc_sm90a.cu: wgmma, compute capability 9.0 with sm_90a code).
 void launch_herk_wg(const HerkLaunch& l, cudaStream_t stream);
 std::size_t herk_wg_shared_bytes();
 int herk_wg_resident_blocks(int ordinal, int comps);
+// The one 64-lane tile of herk_tc_halves on wgmma (cov_herk_tc64_sm90a.cu, HerkLaunch::wg64):
+// the big parts in registers as wgmma's A, big / 2 and small in shared memory as B.
+void launch_herk_wg64(const HerkLaunch& l, cudaStream_t stream);
+std::size_t herk_wg64_shared_bytes();
+int herk_wg64_resident_blocks(int ordinal, int comps);
 
 // cuda.herk_h3 (cov_herk_h3.cu, Hopper): every lane scaled by a power of two so that its
 // largest |x - pilot| stays below 2^15, split into f16 big and small parts (big + small carries

@@ -209,8 +209,9 @@ std::size_t bytes_of(bool diagonal_only) {
 }
 }  // namespace
 
-int herk_tc_resident_blocks(int ordinal, int tile, int comps, int tiles) {
+int herk_tc_resident_blocks(int ordinal, int tile, int comps, int tiles, bool wg64) {
   if (tile == 128) return herk_wg_resident_blocks(ordinal, comps);
+  if (wg64) return herk_wg64_resident_blocks(ordinal, comps);
   const bool diagonal_only = herk_tc_halves(tile, tiles);
   return resident_blocks(kernel_of(comps, diagonal_only), kThreads, bytes_of(diagonal_only),
                          ordinal);
@@ -219,6 +220,10 @@ int herk_tc_resident_blocks(int ordinal, int tile, int comps, int tiles) {
 void launch_herk_tc(const HerkLaunch& l, cudaStream_t stream) {
   if (l.tile == 128) {
     launch_herk_wg(l, stream);
+    return;
+  }
+  if (l.wg64) {
+    launch_herk_wg64(l, stream);
     return;
   }
   const bool diagonal_only = herk_tc_halves(l.tile, l.tiles);

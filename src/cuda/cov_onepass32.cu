@@ -607,16 +607,16 @@ CovKernel onepass_kernel(int max_lanes) {
   k.max_channels = max_lanes;
   // Above the tiled kernels (cuda.herk_tc 6, cuda.herk_h3 7) within its lanes, below
   // cuda.onepass (10), which keeps real single blocks of up to 10 channels (docs/BENCHMARKS.md);
-  // cuda.onepass64 from 33 lanes, where cuda.onepass32 stops, up to 196,608 samples: on the
-  // H200 (docs/BENCHMARKS.md, session 24) it ran 64 f32 x 65,536 / 131,072 in 0.035 / 0.048 ms
-  // against cuda.herk_tc's 0.052 / 0.058, even at 262,144 (0.074 / 0.068; cf32 32: 0.074 /
-  // 0.080) and slower past it (1M: 0.223 / 0.179, batches of 256 x 4096: 0.252 / 0.187): its
-  // 16 roles issue twice the FMAs' instructions (pilots, loads, flushes) where the tensor
-  // kernel's fixed cost fades.
+  // cuda.onepass64 from 33 lanes, where cuda.onepass32 stops, up to 65,536 samples: on the
+  // H200 (docs/BENCHMARKS.md, session 25) it ran 64 f32 x 65,536 in 0.035 ms against
+  // cuda.herk_tc's (one tile on wgmma, samples in registers) 0.043, and slower past it (131,072: 0.048-0.051 /
+  // 0.042-0.046; 262,144: 0.073 / 0.052; 1M: 0.226 / 0.140): its 16 roles issue twice the
+  // FMAs' instructions (pilots, loads, flushes) where the tensor kernel's fixed cost fades.
+  // (Against the mma.sync tile, session 24, the two were even at 262,144.)
   k.preference = 8;
   if (wide) {
     k.min_default_lanes = kMaxLanes + 1;
-    k.max_default_samples = 196608;
+    k.max_default_samples = 65536;
   }
   k.can_implement = [max_lanes, name = k.name](const Device& dev, const CovDesc& d,
                                                const Params&) -> std::string {

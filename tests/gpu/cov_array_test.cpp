@@ -1,5 +1,5 @@
 // CUDA covariance at array scale: cuda.onepass32 / cuda.onepass64 (up to 32 / 64 real lanes, the
-// defaults there past cuda.onepass; cuda.onepass64 up to 196,608 samples), cuda.herk (every
+// defaults there past cuda.onepass; cuda.onepass64 up to 65,536 samples), cuda.herk (every
 // sample type), cuda.herk_tc (tensor cores, float samples; the default past them on sm_80+),
 // cuda.herk_h3 (f16-split GEMM on Hopper, the default from 256 real lanes) and cuda.herk_i8 (ci8 on
 // the integer tensor cores of Hopper) at 1..1024 channels, batches, windows.
@@ -29,7 +29,7 @@ const std::vector<DType> kFloatTypes = {DType::f32, DType::c64};
 const std::pair<const char*, Cap> kTensorKernels[] = {{"cuda.herk_tc", Cap::mma_sm80},
                                                       {"cuda.herk_h3", Cap::wgmma_sm90a}};
 
-// The tiled kernel choose_cov picks past cuda.onepass64's 64 lanes or 196,608 samples (past 32
+// The tiled kernel choose_cov picks past cuda.onepass64's 64 lanes or 65,536 samples (past 32
 // lanes for integer samples): the tensor-core one for float samples where the GPU has mma.sync.
 std::string tiled_default(const Device& d, DType t) {
   const bool floats = t == DType::f32 || t == DType::c64;
@@ -359,6 +359,79 @@ TEST(CovArrayCuda, HerkTcBothTileSizes) {
   }
 }
 
+// Channel `bad` of a random C x N planar block gets `v` in its middle sample; expects exactly
+// that channel's row and column of the result non-finite. False where the kernel refuses the
+// case (Unsupported).
+bool only_channel_non_finite(const Device& d, const std::string& kernel, const Params& p, DType t,
+                             std::int64_t C, std::int64_t N, std::int64_t bad, float v) {
+  test::CovSamples s = test::make_cov_samples(SignalKind::Random, t, C, N, SampleLayout::Planar);
+  const std::int64_t comps = t == DType::c64 ? 2 : 1;
+  reinterpret_cast<float*>(s.bytes.data())[(bad * N + N / 2) * comps] = v;
+  CovOptions o;
+  o.kernel = kernel;
+  o.params = p;
+  CovResult r;
+  try {
+    r = covariance(d, s.view, o);
+  } catch (const Unsupported&) {
+    return false;
+  }
+  for (std::int64_t i = 0; i < C; ++i)
+    for (std::int64_t j = 0; j < C; ++j) {
+      const bool finite =
+          std::isfinite(r.at(i, j)) && (!r.complex() || std::isfinite(r.cov_im[i * C + j]));
+      EXPECT_EQ(finite, i != bad && j != bad) << d.id << " " << kernel << " " << to_string(t)
+                                              << " value " << v << " at (" << i << ", " << j << ")";
+    }
+  return true;
+}
+
+// The one 64-lane tile (at most 64 real lanes) on both engines, MMA=sync (mma.sync, sm_80+) and
+// MMA=wgmma (sm_90a; refused elsewhere with the reason): every lane count of a warp's rows and
+// of complex channel pairs, chunk tails and one-chunk ranges, long runs split over the SMs with
+// offset means, both layouts, batches; a NaN or an infinity makes exactly its channel's row and
+// column non-finite; MMA=wgmma is refused past one tile.
+TEST(CovArrayCuda, HerkTcOneTileOnBothEngines) {
+  REQUIRE_CUDA(devs);
+  for (const Device& d : devs) {
+    if (!d.caps.has(Cap::mma_sm80)) continue;
+    for (std::int64_t mma : {1, 2}) {  // sync, wgmma
+      const Params p{{"MMA", mma}};
+      const char* name = mma == 1 ? "sync" : "wgmma";
+      try {
+        choose_cov(d, CovDesc{64, 1000}, "cuda.herk_tc", p);
+      } catch (const Unsupported& e) {
+        EXPECT_EQ(mma, 2) << d.id << ": " << e.what();
+        std::printf("[ skipped  ] %s MMA=%s: %s\n", d.id.c_str(), name, e.what());
+        continue;
+      }
+      EXPECT_THROW(choose_cov(d, CovDesc{65, 1000}, "cuda.herk_tc", {{"MMA", 2}}), Unsupported);
+      for (DType t : kFloatTypes) {
+        const std::int64_t comps = t == DType::c64 ? 2 : 1;
+        for (std::int64_t lanes : {1, 2, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 48, 56, 63, 64}) {
+          if (lanes % comps) continue;
+          const std::int64_t c = lanes / comps;
+          for (SampleLayout l : {SampleLayout::Planar, SampleLayout::Interleaved}) {
+            test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, t, c, 2, l, 1, 1e-6, p);
+            test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, t, c, 1000 + 33, l, 1, 1e-6,
+                                 p);
+            test::check_cov_case(d, "cuda.herk_tc", SignalKind::Random, t, c, 95, l, 3, 1e-6, p);
+          }
+        }
+        for (std::int64_t n : {31, 32, 33, 64, 65, 191, 193, 4099})
+          test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, t, 32 / comps, n,
+                               SampleLayout::Planar, 2, 1e-6, p);
+        test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, t, 64 / comps, 1048573,
+                             SampleLayout::Planar, 1, 1e-6, p);
+        test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, t, 40 / comps, 16411,
+                             SampleLayout::Interleaved, 37, 1e-6, p);
+        for (float v : {std::nanf(""), INFINITY, -INFINITY})
+          EXPECT_TRUE(only_channel_non_finite(d, "cuda.herk_tc", p, t, 48 / comps, 5000, 13, v));
+      }
+    }
+  }
+}
+
 // A NaN or an infinity in one sample of channel 37 makes exactly that channel's row and column
 // non-finite, on both tiles (the split keeps them: big may lose a NaN, small may not) and through
 // the f16 split (the lane's scale stays 1, its parts NaN or infinite).
@@ -375,29 +448,9 @@ TEST(CovArrayCuda, HerkTcNonFiniteSamples) {
     if (!d.caps.has(Cap::mma_sm80)) continue;
     for (const Variant& variant : variants)
       for (DType t : kFloatTypes)
-        for (float v : {std::nanf(""), INFINITY, -INFINITY}) {
-          test::CovSamples s =
-              test::make_cov_samples(SignalKind::Random, t, C, N, SampleLayout::Planar);
-          const std::int64_t comps = t == DType::c64 ? 2 : 1;
-          reinterpret_cast<float*>(s.bytes.data())[(bad * N + 500) * comps] = v;
-          CovOptions o;
-          o.kernel = variant.kernel;
-          o.params = variant.params;
-          CovResult r;
-          try {
-            r = covariance(d, s.view, o);
-          } catch (const Unsupported&) {
-            continue;  // TILE=128 or the f16 split without wgmma
-          }
-          for (std::int64_t i = 0; i < C; ++i)
-            for (std::int64_t j = 0; j < C; ++j) {
-              const bool finite =
-                  std::isfinite(r.at(i, j)) && (!r.complex() || std::isfinite(r.cov_im[i * C + j]));
-              EXPECT_EQ(finite, i != bad && j != bad)
-                  << d.id << " " << variant.kernel << " " << to_string(t) << " value " << v
-                  << " at (" << i << ", " << j << ")";
-            }
-        }
+        for (float v : {std::nanf(""), INFINITY, -INFINITY})
+          // TILE=128 and the f16 split are refused without wgmma.
+          only_channel_non_finite(d, variant.kernel, variant.params, t, C, N, bad, v);
   }
 }
 
@@ -521,8 +574,13 @@ TEST(CovArrayCuda, TiledIsTheDefaultPastTheOnePassKernels) {
               "cuda.onepass64");
     EXPECT_EQ(choose_cov(d, CovDesc{33, 1000}).kernel, "cuda.onepass64");
     EXPECT_EQ(choose_cov(d, CovDesc{64, 1000}).kernel, "cuda.onepass64");
-    // cuda.onepass64 up to 196,608 samples over all batches, the tensor-core kernel past them.
-    EXPECT_EQ(choose_cov(d, CovDesc{64, 131072}).kernel, "cuda.onepass64");
+    // cuda.onepass64 up to 65,536 samples over all batches, the tensor-core kernel past them.
+    EXPECT_EQ(choose_cov(d, CovDesc{64, 65536}).kernel, "cuda.onepass64");
+    EXPECT_EQ(choose_cov(d, CovDesc{64, 65537}).kernel, tiled_default(d, DType::f32));
+    EXPECT_EQ(choose_cov(d, CovDesc{64, 2048, SampleLayout::Planar, 1, DType::f32, 32}).kernel,
+              "cuda.onepass64");
+    EXPECT_EQ(choose_cov(d, CovDesc{64, 2048, SampleLayout::Planar, 1, DType::f32, 33}).kernel,
+              tiled_default(d, DType::f32));
     EXPECT_EQ(choose_cov(d, CovDesc{64, 1048576}).kernel, tiled_default(d, DType::f32));
     EXPECT_EQ(choose_cov(d, CovDesc{64, 4096, SampleLayout::Planar, 1, DType::f32, 256}).kernel,
               tiled_default(d, DType::f32));
