@@ -609,9 +609,9 @@ CovKernel onepass_kernel(int max_lanes) {
   // cuda.onepass (10), which keeps real single blocks of up to 10 channels (docs/BENCHMARKS.md);
   // cuda.onepass64 from 33 lanes, where cuda.onepass32 stops, up to 65,536 samples: on the
   // H200 (docs/BENCHMARKS.md, session 25) it ran 64 f32 x 65,536 in 0.035 ms against
-  // cuda.herk_tc's (one tile on wgmma, samples in registers) 0.043, and slower past it (131,072: 0.048-0.051 /
-  // 0.042-0.046; 262,144: 0.073 / 0.052; 1M: 0.226 / 0.140): its 16 roles issue twice the
-  // FMAs' instructions (pilots, loads, flushes) where the tensor kernel's fixed cost fades.
+  // cuda.herk_tc's (one tile on wgmma, samples in registers) 0.043, and slower past it (131,072:
+  // 0.048-0.051 / 0.042-0.046; 262,144: 0.073 / 0.052; 1M: 0.226 / 0.140): its 16 roles issue twice
+  // the FMAs' instructions (pilots, loads, flushes) where the tensor kernel's fixed cost fades.
   // (Against the mma.sync tile, session 24, the two were even at 262,144.)
   k.preference = 8;
   if (wide) {
