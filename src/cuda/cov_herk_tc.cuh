@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 #include "cuda/cov_herk.hpp"
 #include "cuda/mma.cuh"
@@ -22,9 +24,12 @@ __device__ __forceinline__ int raw_piece(int r, int piece) {
   return (piece ^ (r % 8)) * 4;
 }
 
+__device__ __forceinline__ void cp_async16(std::uint32_t dst, const float* src, bool fill) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(fill ? 16 : 0));
+}
 __device__ __forceinline__ void cp_async16(float* dst, const float* src, bool fill) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(tc::smem_addr(dst)),
-               "l"(src), "r"(fill ? 16 : 0));
+  cp_async16(tc::smem_addr(dst), src, fill);
 }
 __device__ __forceinline__ void cp_commit() {
   asm volatile("cp.async.commit_group;\n" ::);
@@ -161,6 +166,26 @@ __device__ __forceinline__ void add_partial(double* o, float v) {
                : "memory");
 }
 
+// add_partial to base[OFFSET]: the offset inside the instruction, so that a flush of many sums
+// at constant distances needs no register for each address (the compiler otherwise builds them
+// all ahead of the stores: at 168 registers a thread, 64 of them spilled; session 26).
+template <int OFFSET>
+__device__ __forceinline__ void add_partial_at(double* base, float v) {
+  asm volatile("{\n.reg .f64 d;\ncvt.f64.f32 d, %1;\nred.global.add.f64 [%0+%2], d;\n}" ::"l"(base),
+               "f"(v), "n"(OFFSET * 8)
+               : "memory");
+}
+
+// f(std::integral_constant<int, I>) for I = 0 .. N - 1, unrolled with I a constant.
+template <class F, int... I>
+__device__ __forceinline__ void for_each_index(F&& f, std::integer_sequence<int, I...>) {
+  (f(std::integral_constant<int, I>{}), ...);
+}
+template <int N, class F>
+__device__ __forceinline__ void for_each_index(F&& f) {
+  for_each_index(f, std::make_integer_sequence<int, N>{});
+}
+
 // The lane sums of a diagonal tile into the partial after its T x T sums: the row's runs
 // (adjacent threads) add theirs, the first adds the total.
 template <int T, int COMPS>
@@ -235,6 +260,43 @@ __device__ __forceinline__ void fetch_chunk(const HerkLaunch& l, const Work& w, 
   copy_chunk<T, COMPS>(l, w, c, raw);
   cp_commit();
 }
+
+// One thread's share of copying chunks of one panel (the first channel ch0) into raw panels:
+// copy_panel's pieces with the addresses kept, which rebuilt per chunk took ~40 instructions a
+// piece. kCopies 16-byte pieces of one piece column, kApart rows apart (a multiple of 8: the
+// same swizzle); rows past the last lane zero-filled from the panel's first row's address.
+// The one 64-lane wgmma tile copies so (with add_partial_at: H200, session 26, 64 f32 x 1M
+// 0.137-0.139 -> 0.130-0.132 ms); the 128-lane tile so ran 3-6 % slower and keeps copy_chunk.
+template <int T, int COMPS, int THREADS>
+struct PanelCopier {
+  static constexpr int kPieces = kChunk * COMPS / 4, kApart = THREADS / kPieces;
+  static constexpr int kCopies = T / COMPS / kApart;
+  static_assert(kApart % 8 == 0 && kCopies * kApart == T / COMPS);
+  const float* src;   // the panel's first row at the range's first sample, the thread's piece
+  std::uint32_t dst;  // the thread's first piece in the raw panel `raw`
+  int row, lanes;     // the thread's first row; lanes from the panel's first on
+  long long cstep;
+
+  __device__ PanelCopier(const HerkLaunch& l, const Work& w, int ch0, const float* raw)
+      : row(static_cast<int>(threadIdx.x % THREADS) / kPieces),
+        lanes(l.lanes - ch0 * COMPS),
+        cstep(l.cstep) {
+    const int piece = static_cast<int>(threadIdx.x % THREADS) % kPieces;
+    src = l.x + w.b * l.bstep + ch0 * l.cstep + w.n0 * COMPS + piece * 4;
+    dst = tc::smem_addr(raw + row * kRawRow<COMPS> + raw_piece(row, piece));
+  }
+  // Starts the copies of chunk c into the raw panel `at` bytes past `raw`.
+  __device__ __forceinline__ void operator()(int c, std::uint32_t at) const {
+    const float* s = src + static_cast<long long>(c) * (kChunk * COMPS);
+#pragma unroll
+    for (int u = 0; u < kCopies; ++u) {
+      const int r = row + u * kApart;
+      const bool in = r * COMPS < lanes;
+      cp_async16(dst + at + u * kApart * kRawRow<COMPS> * sizeof(float), in ? s + r * cstep : s,
+                 in);
+    }
+  }
+};
 
 // Host side, for either kernel: its dynamic shared memory allowed (per launch: the attribute
 // belongs to the current device's context), a launch over (tiles * splits, batches), and how

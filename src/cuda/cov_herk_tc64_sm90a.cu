@@ -67,8 +67,13 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) cov_herk_wg64(const He
   const int r0 = 16 * warp + g, r1 = r0 + 8;
   const float p0 = pilots[lane_of<COMPS>(r0)], p1 = pilots[lane_of<COMPS>(r1)];
   float* ring = planes + 2 * kBuf;
+  const PanelCopier<T, COMPS, kThreads> copy(l, w, 0, ring);
+  auto fetch = [&](int c) {
+    if (c < w.chunks) copy(c, (c % kStages) * kStage * sizeof(float));
+    cp_commit();
+  };
 #pragma unroll
-  for (int c = 0; c < kStages - 1; ++c) fetch_chunk<T, COMPS>(l, w, c, ring + c * kStage);
+  for (int c = 0; c < kStages - 1; ++c) fetch(c);
   cp_wait<kStages - 2>();
   __syncthreads();  // chunk 0 has landed for every thread
   // The thread's 16 floats of chunk c from its ring slot (piece p of channel row r at
@@ -154,18 +159,17 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) cov_herk_wg64(const He
 #pragma unroll
     for (int i = 0; i < 32; ++i) sum[i] += acc[i];
     if ((c + 1) % l.flush == 0 || c + 1 == w.chunks) {
-      // Register 4i + 2h + e: row 16 warp + g + 8h, column 8i + 2t + e.
+      // Register 4i + 2h + e: row r0 + 8h, column 8i + 2t + e, whose lane is 2t + (8i + e)
+      // (f32) or 4t + (16 (i / 2) + 2e + i % 2) (cf32): a constant past the row's base.
+      double* base[2];
 #pragma unroll
-      for (int i = 0; i < 8; ++i)
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int row = r0 + 8 * h, col = 8 * i + 2 * t + e;
-            float& s = sum[4 * i + 2 * h + e];
-            add_partial(out + lane_of<COMPS>(row) * T + lane_of<COMPS>(col), s);
-            s = 0.0f;
-          }
+      for (int h = 0; h < 2; ++h)
+        base[h] = out + lane_of<COMPS>(r0 + 8 * h) * T + (COMPS == 1 ? 2 : 4) * t;
+      for_each_index<32>([&](auto index) {
+        constexpr int k = decltype(index)::value, i = k / 4, h = k / 2 % 2, e = k % 2;
+        add_partial_at<COMPS == 1 ? 8 * i + e : 16 * (i / 2) + 2 * e + i % 2>(base[h], sum[k]);
+        sum[k] = 0.0f;
+      });
       float s0 = lsum0, s1 = lsum1;
 #pragma unroll
       for (int m = 1; m < 4; m *= 2) {
@@ -185,7 +189,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) cov_herk_wg64(const He
   std::uint32_t a0[4][4], a1[4][4];
   auto step = [&](int c, std::uint32_t(&a)[4][4], std::uint32_t(&prev)[4][4]) {
     // Into the slot of chunk c - 1, which every thread read before the last barrier.
-    fetch_chunk<T, COMPS>(l, w, c + kStages - 1, ring + ((c + kStages - 1) % kStages) * kStage);
+    fetch(c + kStages - 1);
     float4 v[4];
     read_ring(c, v);
     split(c, v, a);
