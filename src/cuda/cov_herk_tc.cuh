@@ -1,5 +1,6 @@
 // Device pieces shared by the tensor-core covariance kernels (cov_herk_tc.cu: mma.sync, 64-lane
-// tiles; cov_herk_tc_sm90a.cu: wgmma, 128-lane tiles): the cp.async sample ring and the split pass.
+// tiles; cov_herk_tc_sm90a.cu: wgmma, 128-lane tiles; cov_herk_tc64_sm90a.cu: one 64-lane tile on
+// wgmma): the cp.async sample ring, the split pass, the float64 flushes.
 #pragma once
 
 #include <cstdint>
