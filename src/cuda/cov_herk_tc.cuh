@@ -156,25 +156,22 @@ __device__ __forceinline__ void split_tile_chunk(bool diag, const float* raw, fl
                                                lsum);
 }
 
-// Adds v to a partial (zeroed before the launch). Each partial has one writer, whose atomic
-// additions take effect in its program order: deterministic, and a reduction the thread does
-// not wait for, where a read-modify-write would stall it on the read at every flush.
+// Adds v to base[OFFSET], a partial (zeroed before the launch). Each partial has one writer,
+// whose atomic additions take effect in its program order: deterministic, and a reduction the
+// thread does not wait for, where a read-modify-write would stall it on the read at every flush.
 // The conversion sits inside the statement: left to the compiler, a flush's 64 conversions are
-// hoisted ahead of the additions and need 128 more registers at once.
-__device__ __forceinline__ void add_partial(double* o, float v) {
-  asm volatile("{\n.reg .f64 d;\ncvt.f64.f32 d, %1;\nred.global.add.f64 [%0], d;\n}" ::"l"(o),
-               "f"(v)
-               : "memory");
-}
-
-// add_partial to base[OFFSET]: the offset inside the instruction, so that a flush of many sums
-// at constant distances needs no register for each address (the compiler otherwise builds them
-// all ahead of the stores: at 168 registers a thread, 64 of them spilled; session 26).
+// hoisted ahead of the additions and need 128 more registers at once. The offset sits inside
+// the instruction, so that a flush of many sums at constant distances needs no register for
+// each address (the compiler otherwise builds them all ahead of the stores: at 168 registers a
+// thread, 64 of them spilled; session 26).
 template <int OFFSET>
 __device__ __forceinline__ void add_partial_at(double* base, float v) {
   asm volatile("{\n.reg .f64 d;\ncvt.f64.f32 d, %1;\nred.global.add.f64 [%0+%2], d;\n}" ::"l"(base),
                "f"(v), "n"(OFFSET * 8)
                : "memory");
+}
+__device__ __forceinline__ void add_partial(double* o, float v) {
+  add_partial_at<0>(o, v);
 }
 
 // f(std::integral_constant<int, I>) for I = 0 .. N - 1, unrolled with I a constant.
@@ -267,7 +264,7 @@ __device__ __forceinline__ void fetch_chunk(const HerkLaunch& l, const Work& w, 
 // piece. kCopies 16-byte pieces of one piece column, kApart rows apart (a multiple of 8: the
 // same swizzle); rows past the last lane zero-filled from the panel's first row's address.
 // The one 64-lane wgmma tile copies so (with add_partial_at: H200, session 26, 64 f32 x 1M
-// 0.137-0.139 -> 0.130-0.132 ms); the 128-lane tile so ran 3-6 % slower and keeps copy_chunk.
+// 0.139-0.142 -> 0.133-0.134 ms); the 128-lane tile so ran 3-6 % slower and keeps copy_chunk.
 template <int T, int COMPS, int THREADS>
 struct PanelCopier {
   static constexpr int kPieces = kChunk * COMPS / 4, kApart = THREADS / kPieces;
