@@ -20,6 +20,9 @@
 #               ("COUNTxSIZE" list, default 4096x64,1024x256); TC_SHAPES / TC_TYPES the
 #               tensor-core rows (default 4 shapes x bf16,e4m3,i8,f32/tf32); SHAPE_SWEEP=1 adds
 #               every tile x split of cuda.pipelined on the three hard shapes
+#        step medians (not in the default list): the default choice against cuBLAS(Lt) in RUNS
+#               (4) separate processes, MED_TYPES x MED_SIZES (issue 11's cells), each run's
+#               ratio and the median per cell (bench/medians.py; MED_TARGET marks those below);
 #        SAN_FILTER  gtest filter of the compute-sanitizer step (default: every rung's layout
 #               and exact tests); SAN_TIMEOUT seconds per tool (default 300, rc 124 if hit);
 #        step ncu: Nsight Compute (launch, occupancy, scheduler, warp-state, instruction
@@ -209,6 +212,22 @@ if has bench && [ -x "$KAFEL" ] && [ -n "${TOP:-}" ]; then
   $KAFEL bench --device cuda:0 --kernels "$TOP" --types "$TYPES" --sizes "${TOP_SIZES:-2048,8192}" --vs cublas \
     --warmup "$WARMUP" --reps "$REPS" --json "$OUT/cuda-top.json" >> "$OUT/bench.log" 2>&1
   echo "top bench rc=$?"
+fi
+
+# --- default choice vs cuBLAS(Lt) in RUNS separate processes, median ratio per cell --------------
+if has medians && [ -x "$KAFEL" ]; then
+  MED_TYPES=${MED_TYPES:-bf16,f16,bf16->f32,f32/tf32,e4m3,e4m3->f32,i8}
+  MED_SIZES=${MED_SIZES:-4096,6144,8192,8192x8192x1024}
+  runs=()
+  for r in $(seq 1 "${RUNS:-4}"); do
+    log "medians: run $r of ${RUNS:-4}, $MED_TYPES at $MED_SIZES"
+    "$KAFEL" bench --device cuda:0 --kernels default --types "$MED_TYPES" --sizes "$MED_SIZES" \
+      --vs cublas --warmup 3 --reps 20 --json "$OUT/medians-$r.json" > "$OUT/medians-$r.log" 2>&1
+    echo "medians run $r rc=$?"
+    [ -f "$OUT/medians-$r.json" ] && runs+=("$OUT/medians-$r.json")
+  done
+  [ ${#runs[@]} -gt 0 ] && python3 bench/medians.py "${runs[@]}" --target "${MED_TARGET:-1.0}" \
+    | tee "$OUT/medians.txt"
 fi
 
 # --- issue 18: every shape at full speed (default choice vs the baselines, same call) -----------
