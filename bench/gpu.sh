@@ -226,7 +226,7 @@ if has medians && [ -x "$KAFEL" ]; then
     echo "medians run $r rc=$?"
     [ -f "$OUT/medians-$r.json" ] && runs+=("$OUT/medians-$r.json")
   done
-  [ ${#runs[@]} -gt 0 ] && python3 bench/medians.py "${runs[@]}" --target "${MED_TARGET:-1.0}" \
+  [ ${#runs[@]} -gt 0 ] && python3 "$ROOT/bench/medians.py" "${runs[@]}" --target "${MED_TARGET:-1.0}" \
     | tee "$OUT/medians.txt"
 fi
 
