@@ -17,35 +17,34 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kafel_plots.data import DataError, bench_records, kind_of, read_json  # noqa: E402
+from kafel_plots.data import (DataError, baseline_gflops, baseline_names,  # noqa: E402
+                              bench_records, is_record, is_verified, kind_of, ratio_to_baseline,
+                              read_json)
 
 
-def shape_key(r):
+def shape_text(r):
     batch = r.get("batch", 1) or 1
     shape = f"{r['m']}x{r['n']}x{r['k']}"
-    return (r.get("type", ""), shape if batch == 1 else f"{batch}x{shape}", r.get("op", ""))
-
-
-def ok(r):
-    return r.get("status") == "ok" and r.get("verified") and (r.get("median_ms") or 0) > 0
+    return shape if batch == 1 else f"{batch}x{shape}"
 
 
 def run_ratios(doc, baseline):
-    """{(kernel, config, type, shape, op): ratio} of one run; a shape without a verified baseline
-    record gives no ratio."""
-    base, mine = {}, []
-    for r in bench_records(doc):
-        if not isinstance(r, dict) or not ok(r):
-            continue
-        if r.get("baseline") and (baseline is None or r.get("kernel") == baseline):
-            base.setdefault(shape_key(r), r["median_ms"])
-        elif not r.get("baseline"):
-            mine.append(r)
+    """{(kernel, config, type, shape, op): ratio} of one run, against `baseline` or the first
+    baseline that ran the same problem; only verified records on both sides."""
+    records = [r for r in bench_records(doc) if is_record(r) and is_verified(r)]
+    bases = baseline_gflops(records)
+    names = [baseline] if baseline else baseline_names(records)
     out = {}
-    for r in mine:
-        key = shape_key(r)
-        if key in base:
-            out[(r["kernel"], r.get("config", "")) + key] = base[key] / r["median_ms"]
+    for r in records:
+        if r.get("baseline"):
+            continue
+        for name in names:
+            ratio = ratio_to_baseline(r, bases, name)
+            if ratio is not None:
+                key = (r["kernel"], r.get("config", ""), r.get("type", ""), shape_text(r),
+                       r.get("op", "NN"))
+                out[key] = ratio
+                break
     return out
 
 

@@ -14,9 +14,11 @@ SCRIPT = os.path.join(HERE, "..", "..", "bench", "medians.py")
 
 
 def rec(kernel, ms, m=4096, type_="bf16", baseline=False, verified=True, status="ok", batch=1):
+    gflops = 2.0 * batch * m ** 3 / (ms * 1e6) if status == "ok" else 0.0
     return {"kernel": kernel, "config": "(defaults)" if baseline else "BM=128 BN=256",
             "baseline": baseline, "type": type_, "m": m, "n": m, "k": m, "batch": batch,
-            "op": "NN", "median_ms": ms, "verified": verified, "status": status}
+            "op": "NN", "median_ms": ms, "gflops": gflops, "verified": verified,
+            "status": status}
 
 
 def run(*args):
