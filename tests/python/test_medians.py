@@ -110,6 +110,12 @@ class Medians(unittest.TestCase):
         done = run(path)
         self.assertEqual(done.returncode, 1)
         self.assertIn("not JSON", done.stderr)
+        # Valid JSON of another kind (a covariance result): refused by name, not read as empty.
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"channels": 3, "samples": 10, "median_ms": 1.0}, f)
+        done = run(path)
+        self.assertEqual(done.returncode, 1)
+        self.assertIn("x.json: not a kafel bench JSON file", done.stderr)
 
 
 if __name__ == "__main__":
