@@ -63,6 +63,11 @@ struct Options {
   // Split-K: k-tiles in this many ranges, each unit one tile and one range; the raw partial
   // sums are added in range order by a second kernel (the same bits from run to run).
   int splits = 1;
+  // Stream-K tail (persistent, no split): when the tiles leave the grid's last round part-filled,
+  // the whole rounds run as usual and the remaining tiles are split along k over every CTA of
+  // the grid (as many ranges as fit), their raw sums kept in the workspace and added in range
+  // order by a second kernel (the same bits from run to run on one device).
+  bool tail = false;
 };
 
 // Tile shapes (BM x BN) compiled for the warp-specialised kernel: the two consumer warpgroups
@@ -93,6 +98,9 @@ inline std::string compiled_tiles() {
 }
 // The most split-K ranges a problem may take.
 inline constexpr int kMaxSplits = 256;
+// The stream-K tail's ranges are at least this many k-tiles long (shorter ones would spend
+// more on filling the ring than they share out).
+inline constexpr int kTailLeastKTiles = 4;
 
 // "" when `o` names a compiled configuration for `in` and problems of this layout, else why
 // not (shape, kernel, cluster size, stages, K-major-only inputs).
@@ -119,9 +127,10 @@ inline std::size_t split_slice_bytes(long long m, long long n) {
 }
 
 // Bytes of split-K workspace enough for an m x n x k problem of `in` under `o`, and for any
-// smaller one (0 without a split).
-std::size_t split_workspace_bytes(Input in, long long m, long long n, long long k,
-                                  const Options& o);
+// smaller one (0 without a split); with the stream-K tail, enough for a device of `sms` SMs
+// (the tail's tiles times its ranges are at most one per SM).
+std::size_t split_workspace_bytes(Input in, long long m, long long n, long long k, const Options& o,
+                                  int sms = 0);
 
 // The ranges a problem of `k` reduction steps runs in when asked for `splits` (fewer when the
 // k-tiles do not fill them all; 1 without a split), and the k-tile length of `in` in elements.

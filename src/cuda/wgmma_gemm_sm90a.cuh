@@ -122,29 +122,51 @@ struct Epilogue {
 // each, the last one shorter). Units run down columns inside groups of `group` unit rows, so the
 // units in flight at one time cover a compact block of C and reuse A and B through L2; split
 // s + 1's units follow all of split s's. `lower` (square tiles, no clusters): only the tiles
-// (um, un) with un <= um, row by row.
+// (um, un) with un <= um, row by row. Stream-K tail (`whole` > 0): the first `whole` tiles
+// are units of all k-tiles, and only the remaining tiles ("the tail", tail index i = tile -
+// whole) run in `splits` ranges.
 struct Schedule {
   int m_units = 0, n_blocks = 0, units = 0, group = 8, cluster = 1;
   int splits = 1, per_split = 0, k_tiles = 0;
   int lower = 0;
+  int whole = 0;
 
-  __device__ __forceinline__ void unit(int u, int& um, int& un, int& kt0, int& kt1) const {
-    const int tiles = lower ? m_units * (m_units + 1) / 2 : m_units * n_blocks, split = u / tiles;
-    u -= split * tiles;
-    kt0 = split * per_split;
-    kt1 = min(k_tiles, kt0 + per_split);
+  __host__ __device__ int tiles() const {
+    return lower ? m_units * (m_units + 1) / 2 : m_units * n_blocks;
+  }
+
+  // Unit u's tile, k-tiles [kt0, kt1) and range: -1 when it stores C itself (no split, or a
+  // whole tile before the tail), else the range whose raw sums it stores.
+  __device__ __forceinline__ int unit(int u, int& um, int& un, int& kt0, int& kt1) const {
+    int split = -1;
+    if (u < whole) {
+      kt0 = 0;
+      kt1 = k_tiles;
+    } else {
+      const int rest = tiles() - whole;
+      split = (u - whole) / rest;
+      u -= split * rest;
+      kt0 = split * per_split;
+      kt1 = min(k_tiles, kt0 + per_split);
+    }
+    tile(u, um, un);
+    return splits > 1 ? split : -1;
+  }
+
+  // The tile of unit index t (without its range).
+  __device__ __forceinline__ void tile(int t, int& um, int& un) const {
     if (lower) {  // row i holds tiles i(i+1)/2 .. i(i+1)/2 + i: float root, then exact
-      int i = static_cast<int>((sqrtf(8.0f * static_cast<float>(u) + 1.0f) - 1.0f) * 0.5f);
-      while ((i + 1) * (i + 2) / 2 <= u) ++i;
-      while (i * (i + 1) / 2 > u) --i;
+      int i = static_cast<int>((sqrtf(8.0f * static_cast<float>(t) + 1.0f) - 1.0f) * 0.5f);
+      while ((i + 1) * (i + 2) / 2 <= t) ++i;
+      while (i * (i + 1) / 2 > t) --i;
       um = i;
-      un = u - i * (i + 1) / 2;
+      un = t - i * (i + 1) / 2;
       return;
     }
     const int per_group = group * n_blocks;
-    const int g = u / per_group, first = g * group;
+    const int g = t / per_group, first = g * group;
     const int rows = min(m_units - first, group);
-    const int r = u - g * per_group;
+    const int r = t - g * per_group;
     um = first + r % rows;
     un = r / rows;
   }
@@ -648,7 +670,7 @@ __global__ void __launch_bounds__(384, 1)
     int turn = 0;  // PINGPONG: the index of the unit among this CTA's units
     for (int u = first_unit; u < sched.units; u += unit_step, ++turn) {
       int um, un, kt0, kt1;
-      sched.unit(u, um, un, kt0, kt1);
+      const int split = sched.unit(u, um, un, kt0, kt1);
       const int m0 = (um * cluster + rank) * C::BM, n0 = un * C::BN;
       const int k_tiles = kt1 - kt0;
       if constexpr (C::PINGPONG) {
@@ -723,8 +745,26 @@ __global__ void __launch_bounds__(384, 1)
       const int row0 = m0 + (C::COLUMNS ? 0 : part * C::WM);
       const int col0 = n0 + (C::COLUMNS ? part * C::WN : 0);
       std::uint8_t* staged = c_buf + consumer * c_part;
-      if (sched.splits > 1) {  // this k range's raw sum, for splitk_reduce
-        const int split = kt0 / sched.per_split;
+      if (split >= 0 && sched.whole > 0) {  // a tail tile's raw sum, for tail_reduce
+        // Whole tiles one after another, BN wide: range s of tail tile i at rows ((s * tail + i)
+        // * cluster + rank) * BM (rows past m included: their sums are 0).
+        const int tail = sched.tiles() - sched.whole;
+        const long long slot =
+            (static_cast<long long>(split) * tail + (u - sched.whole - split * tail)) * cluster +
+            rank;
+        Epilogue pe = args.epi;
+        pe.c = static_cast<typename C::Acc*>(args.partial) + slot * C::BM * C::BN;
+        pe.ldc = C::BN;
+        pe.m = C::BM;
+        pe.n = C::BN;
+        pe.c_kind = std::is_same_v<typename C::Acc, float> ? CKind::f32 : CKind::i32;
+        pe.alpha = 1.f;
+        pe.beta = 0.f;
+        pe.ialpha = 1;
+        pe.ibeta = 0;
+        pe.paired = 1;
+        store_tile<C>(acc, pe, C::COLUMNS ? 0 : part * C::WM, C::COLUMNS ? part * C::WN : 0);
+      } else if (split >= 0) {  // this k range's raw sum, for splitk_reduce
         Epilogue pe = args.epi;
         pe.c = static_cast<typename C::Acc*>(args.partial) + split * args.partial_slice;
         pe.ldc = args.partial_ld;
@@ -828,6 +868,63 @@ cudaError_t launch_splitk_reduce(int blocks, cudaStream_t stream, const Acc* par
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
   return cudaLaunchKernelEx(&cfg, splitk_reduce<Acc>, partial, ld, slice, splits, e);
+}
+
+// C of the stream-K tail's tiles = alpha * (their ranges' raw sums, range 0 first) + beta * C, in
+// C's type: the layout gemm_warp_specialized stores them in (whole bm x bn tiles, range s of tail
+// tile i at rows ((s * tail + i) * cluster + rank) * bm). A thread takes two adjacent columns.
+template <class Acc>
+__global__ void tail_reduce(const Acc* __restrict__ partial, const Schedule sched, int bm, int bn,
+                            const Epilogue e) {
+#if KAFEL_SM90A_DEVICE
+  grid_dependency_wait();
+#endif
+  using Pair = std::conditional_t<std::is_same_v<Acc, float>, float2, int2>;
+  const int tail = sched.tiles() - sched.whole, unit_rows = sched.cluster * bm;
+  const long long pairs_per_tile = static_cast<long long>(unit_rows) * (bn / 2);
+  const long long total = tail * pairs_per_tile;
+  const long long range = static_cast<long long>(tail) * unit_rows * bn;  // elements per range
+  for (long long idx = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
+       idx += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const int i = static_cast<int>(idx / pairs_per_tile);
+    const int within = static_cast<int>(idx - i * pairs_per_tile);
+    const int r = within / (bn / 2), c = (within % (bn / 2)) * 2;
+    int um, un;
+    sched.tile(sched.whole + i, um, un);
+    const int row = um * unit_rows + r, col = un * bn + c;
+    if (row >= e.m || col >= e.n) continue;
+    const Acc* p = partial + (static_cast<long long>(i) * unit_rows + r) * bn + c;
+    Acc v0 = 0, v1 = 0;
+    for (int s = 0; s < sched.splits; ++s) {
+      const Pair x = *reinterpret_cast<const Pair*>(p + s * range);
+      if constexpr (std::is_same_v<Acc, float>) {
+        v0 += x.x;
+        v1 += x.y;
+      } else {  // modulo 2^32, as the kernels' i32 accumulators
+        v0 = static_cast<Acc>(static_cast<std::uint32_t>(v0) + static_cast<std::uint32_t>(x.x));
+        v1 = static_cast<Acc>(static_cast<std::uint32_t>(v1) + static_cast<std::uint32_t>(x.y));
+      }
+    }
+    store_pair(e, row, col, v0, v1);
+  }
+}
+
+// Launches tail_reduce behind the GEMM kernel, as launch_splitk_reduce does splitk_reduce.
+template <class Acc>
+cudaError_t launch_tail_reduce(cudaStream_t stream, const Acc* partial, const Schedule& sched,
+                               int bm, int bn, const Epilogue& e) {
+  const long long pairs =
+      static_cast<long long>(sched.tiles() - sched.whole) * sched.cluster * bm * (bn / 2);
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(std::min<long long>((pairs + 255) / 256, 132 * 8)));
+  cfg.blockDim = dim3(256, 1, 1);
+  cfg.stream = stream;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  return cudaLaunchKernelEx(&cfg, tail_reduce<Acc>, partial, sched, bm, bn, e);
 }
 
 // The split-K plan of a problem with `k_tiles` k-tiles asked to run in `splits` ranges: k-tiles
@@ -962,6 +1059,32 @@ cudaError_t allow_smem(K kernel, std::size_t smem) {
   return rc;
 }
 
+// The stream-K tail of a persistent grid of `fit` clusters (sched has one unit per tile and no
+// split): when the tiles leave the last round part-filled, the whole rounds stay as they are and
+// the remaining tiles take as many k ranges as the grid has clusters for (at least
+// kTailLeastKTiles k-tiles each). Leaves sched alone when nothing would be gained.
+inline std::string plan_tail(const Problem& p, int fit, Schedule& sched, KernelArgs& args,
+                             std::size_t tile_bytes) {
+  if (p.lower || !p.reduce_splits || sched.splits > 1)
+    return "the stream-K tail applies to full C without split-K only";
+  const int tiles = sched.tiles(), rounds = tiles / fit, rest = tiles - rounds * fit;
+  if (rounds < 1 || rest == 0) return "";
+  int per_split = 0, ranges = 1;
+  split_ranges(sched.k_tiles, std::min(fit / rest, sched.k_tiles / kTailLeastKTiles), per_split,
+               ranges);
+  if (ranges < 2) return "";
+  const std::size_t need = std::size_t(rest) * ranges * sched.cluster * tile_bytes;
+  if (!p.workspace || p.workspace_bytes < need)
+    return "the stream-K tail needs " + std::to_string(need) +
+           " bytes of workspace, the plan has " + std::to_string(p.workspace_bytes);
+  sched.whole = rounds * fit;
+  sched.splits = ranges;
+  sched.per_split = per_split;
+  sched.units = sched.whole + rest * ranges;
+  args.partial = p.workspace;
+  return "";
+}
+
 // Encodes the maps, fills the arguments and launches configuration C with kernel KERNEL (0:
 // gemm_tma_wgmma, 1: gemm_warp_specialized).
 template <class C, int KERNEL>
@@ -1066,12 +1189,19 @@ std::string launch_config(const Problem& p, const Options& o, cudaStream_t strea
       rc = max_active_clusters(kernel, 384, smem, cluster, &fit);
       if (rc != cudaSuccess) return cudaGetErrorString(rc);
       if (fit < 1) return "no cluster of " + std::to_string(cluster) + " CTAs fits on the device";
-      units = units < fit ? units : fit;
+      if (o.tail) {
+        if (std::string why = plan_tail(p, fit, sc, args, C::BM * C::BN * 4); !why.empty())
+          return why;
+      }
+      units = sc.units < fit ? sc.units : fit;
     }
     cfg.blockDim = dim3(384, 1, 1);
     cfg.gridDim = dim3(units * cluster, 1, 1);
     rc = cudaLaunchKernelEx(&cfg, kernel, ma, mb, mc, args);
-    if (rc == cudaSuccess && sc.splits > 1 && p.reduce_splits) {
+    if (rc == cudaSuccess && sc.whole > 0) {
+      rc = launch_tail_reduce<typename C::Acc>(
+          stream, static_cast<const typename C::Acc*>(args.partial), sc, C::BM, C::BN, e);
+    } else if (rc == cudaSuccess && sc.splits > 1 && p.reduce_splits) {
       const long long pairs = static_cast<long long>(p.m) * ((p.n + 1) / 2);
       const int blocks = static_cast<int>(std::min<long long>((pairs + 255) / 256, 132 * 8));
       rc = launch_splitk_reduce<typename C::Acc>(blocks, stream,

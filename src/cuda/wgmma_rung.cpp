@@ -78,10 +78,10 @@ sm90::Problem problem_of(const DeviceGemm& g) {
 
 // Split-K workspace of a plan: enough for the launcher's sizes (the k-major form pads m and n
 // by less than 16 elements, and k to a multiple of 16).
-std::size_t workspace_of(const GemmDesc& d, const Params& params, int kernel) {
+std::size_t workspace_of(const GemmDesc& d, const Params& params, int kernel, int sms) {
   const sm90::Options o = wgmma_options(params, kernel);
-  if (o.splits <= 1) return 0;
-  return sm90::split_workspace_bytes(input_of(d.types), d.m + 16, d.n + 16, d.k + 16, o);
+  if (o.splits <= 1 && !o.tail) return 0;
+  return sm90::split_workspace_bytes(input_of(d.types), d.m + 16, d.n + 16, d.k + 16, o, sms);
 }
 
 std::string limits(const Device& device, const GemmDesc& desc, const Params& params, int kernel) {
@@ -102,7 +102,7 @@ std::string limits(const Device& device, const GemmDesc& desc, const Params& par
            std::to_string(o.stages) + " stages need " + std::to_string(smem) +
            " bytes of shared memory per block, " + device.id + " has " +
            std::to_string(device.local_memory);
-  const std::size_t ws = workspace_of(desc, params, kernel);
+  const std::size_t ws = workspace_of(desc, params, kernel, device.compute_units);
   if (device.global_memory && ws > device.global_memory / 2)
     return "wgmma kernel: SPLITK=" + std::to_string(o.splits) + " needs " +
            std::to_string(ws >> 20) + " MiB of split-K workspace, more than half of " + device.id +
@@ -165,6 +165,9 @@ ParamSpace wgmma_params() {
       param("SPLITK", 1, {1, 2, 4, 8, 16, 32, 64}, 1, sm90::kMaxSplits,
             "k ranges per output tile (split-K): raw partial tiles added in order by a second "
             "kernel"),
+      choice("TAIL", 0, {"off", "on"}, true,
+             "persistent, SPLITK 1: the tiles of a part-filled last round split along k over "
+             "every CTA (stream-K tail), their sums added in order by a second kernel"),
   };
   s.constraint = [](const Params& p) -> std::string {
     const auto bm = p.at("BM"), bn = p.at("BN");
@@ -178,6 +181,9 @@ ParamSpace wgmma_params() {
       return "the skinny tiles (128 x 64, 64 x 128) run without clusters and stage C in one round";
     if (bm == 128 && bn == 128 && p.count("PERSISTENT") && p.at("PERSISTENT") == 0)
       return "128 x 128 tiles (ping-pong) need PERSISTENT on";
+    auto value = [&](const char* name) { return p.count(name) ? p.at(name) : 0; };
+    if (value("TAIL") != 0 && (value("PERSISTENT") == 0 || value("SPLITK") > 1))
+      return "the stream-K tail (TAIL on) needs PERSISTENT on and SPLITK 1";
     return "";
   };
   return s;
@@ -198,6 +204,7 @@ sm90::Options wgmma_options(const Params& params, int kernel) {
   o.group = get("GROUP", 8);
   o.c_rounds = get("CSTORE", 0);
   o.splits = get("SPLITK", 1);
+  o.tail = get("TAIL", 0) != 0;
   return o;
 }
 
@@ -221,8 +228,8 @@ GemmKernel wgmma_kernel(std::string name, std::string summary, int rung, ParamSp
   k.make_plan = [launch, kernel](const Device& d, const GemmDesc& desc, const Params& p) {
     PlanTraits traits;
     if (k_major_input(desc.types)) traits.form = OperandForm::k_major;
-    traits.workspace = [kernel](const GemmDesc& g, const Params& q) {
-      return workspace_of(g, q, kernel);
+    traits.workspace = [kernel, sms = d.compute_units](const GemmDesc& g, const Params& q) {
+      return workspace_of(g, q, kernel, sms);
     };
     return make_cuda_plan(d, desc, p, launch, traits);
   };

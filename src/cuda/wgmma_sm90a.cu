@@ -50,6 +50,7 @@ std::string check_options(Input in, bool a_t, bool b_t, const Options& o) {
              "without clusters";
     if (a_t || !b_t) return "split operands must be K-major (A with op N, B with op T)";
     if (o.stages < 2 || o.stages > 8) return "stages must be 2..8";
+    if (o.tail) return "split operands have no stream-K tail";
     return "";
   }
   if (!compiled_tile(o.bm, o.bn))
@@ -71,6 +72,8 @@ std::string check_options(Input in, bool a_t, bool b_t, const Options& o) {
   if (o.cluster != 1 && o.cluster != 2) return "cluster must be 1 or 2";
   if (o.c_rounds < 0 || o.c_rounds > 2) return "c_rounds must be 0, 1 or 2";
   if (o.kernel == 0 && o.splits != 1) return "the one-CTA-per-tile kernel has no split-K";
+  if (o.tail && (o.kernel != 1 || !o.persistent || o.splits != 1))
+    return "the stream-K tail needs the persistent warp-specialised kernel without SPLITK";
   if (!transposable(in) && (a_t || !b_t))
     return "8-bit and tf32 inputs need K-major operands (A with op N, B with op T)";
   return "";
@@ -94,9 +97,16 @@ int split_ranges(Input in, long long k, int splits) {
   return static_cast<int>((k_tiles + per - 1) / per);
 }
 
-std::size_t split_workspace_bytes(Input in, long long m, long long n, long long k,
-                                  const Options& o) {
+std::size_t split_workspace_bytes(Input in, long long m, long long n, long long k, const Options& o,
+                                  int sms) {
   const long long k_tiles = (k + k_tile(in) - 1) / k_tile(in);
+  if (o.tail && o.splits <= 1) {
+    if (k_tiles < 2 * kTailLeastKTiles) return 0;  // the launch leaves the tail whole
+    // Tail tiles x ranges <= the grid's CTAs <= SMs, each a whole BM x BN tile of 32-bit sums.
+    const long long tiles = ((m + o.bm - 1) / o.bm) * ((n + o.bn - 1) / o.bn);
+    const long long most = std::min<long long>(tiles + o.cluster, sms > 0 ? sms : 264);
+    return std::size_t(most) * std::size_t(o.bm) * std::size_t(o.bn) * 4;
+  }
   // At most min(splits, k-tiles) ranges: an upper bound that grows with m, n and k.
   const long long ranges = o.kernel == 0 ? 1 : std::min<long long>(o.splits, k_tiles);
   if (ranges <= 1) return 0;

@@ -59,6 +59,27 @@ Params choose_skinny(const Device& dev, const GemmDesc& d) {
   return p;
 }
 
+// The stream-K tail for a persistent configuration: when the tiles fill less than half of the
+// grid's last round (one CTA per SM, clusters of p's size) after at most 8 whole rounds, and a
+// tile takes at least 32 k-tiles, that round's tiles are split along k over the whole grid. H200,
+// session 28 (docs/cuda.md, TAIL): 5120^3 0.89-0.92x -> 0.97-1.01x cuBLAS(Lt) for every role,
+// 3072^3 bf16 / f16 / tf32 0.74 / 0.76 / 0.92x -> 0.84 / 0.85 / 1.12x; with 16-24 k-tiles a tile
+// (3072^3 e4m3, 3072 x 3072 x 1024 bf16) the partial sums and their reduction cost what the tail
+// saves, or more; after 24 rounds (10240^3) it saves at most 3 %, within the run-to-run spread
+// (bf16 -1 %, i8 / e4m3 +2 %), so it is left off there.
+bool tail_pays(const Device& dev, const GemmDesc& d, const Params& p, std::int64_t k_tiles) {
+  const auto get = [&](const char* name, std::int64_t def) {
+    const auto it = p.find(name);
+    return it == p.end() ? def : it->second;
+  };
+  if (get("PERSISTENT", 0) == 0 || get("SPLITK", 1) > 1 || k_tiles < 32) return false;
+  const std::int64_t sms = dev.compute_units > 0 ? dev.compute_units : 132;
+  const std::int64_t bm = get("BM", 128), bn = get("BN", 256), cluster = get("CLUSTER", 1);
+  const std::int64_t units = ((d.m + bm - 1) / bm + cluster - 1) / cluster * ((d.n + bn - 1) / bn);
+  const std::int64_t fit = sms / cluster, rest = units % fit;
+  return units >= fit && units / fit <= 8 && rest > 0 && 2 * rest < fit;
+}
+
 // Measured on an H100 (docs/cuda.md, Hopper; session 10 swept persistence, clusters and the
 // group height on every role): persistent with the TMA-store epilogue and groups of 16 tile rows
 // at k <= 2048, where the epilogue weighs most (8192 x 8192 x 1024: bf16 0.96x cuBLAS against
@@ -146,6 +167,7 @@ Params choose(const Device& dev, const GemmDesc& d) {
     p.insert({{"PERSISTENT", 1}, {"CLUSTER", 2}, {"STAGES", 4}, {"CSTORE", 2}});
   else
     p.insert({{"STAGES", 4}, {"CSTORE", 2}});
+  if (tail_pays(dev, d, p, k_tiles)) p["TAIL"] = 1;
   return p;
 }
 

@@ -549,6 +549,88 @@ TEST(CudaTensorCores, PingPongConsumersTakeTilesInTurn) {
   }
 }
 
+// Stream-K tail (TAIL on): on a 132-SM H100 or H200 each shape leaves the persistent grid's last
+// round part-filled (clusters of 2: 66 per round), so its tiles run in k ranges over the whole
+// grid and tail_reduce adds them. Edges in m (the last cluster's second CTA past m), n and k,
+// ranges of unequal length, beta != 0 (C read in the reduction, direct stores for the whole
+// tiles), ping-pong and skinny tiles, exact integers; the same bits on a second run.
+TEST(CudaTensorCores, StreamKTailEveryRoleAndEdge) {
+  KAFEL_REQUIRE_CUDA();
+  if (!cuda0()->caps.has(Cap::wgmma_sm90a)) GTEST_SKIP() << "no wgmma on this GPU";
+  struct Case {
+    const char* types;
+    std::int64_t m, n, k;
+    double beta;
+    Params params;
+  };
+  const Params pairs{{"BM", 128},   {"BN", 256},   {"PERSISTENT", 1}, {"CLUSTER", 2},
+                     {"STAGES", 4}, {"CSTORE", 2}, {"TAIL", 1}};
+  const Params single{{"BM", 128},   {"BN", 256},   {"PERSISTENT", 1},
+                      {"STAGES", 3}, {"CSTORE", 1}, {"TAIL", 1}};
+  const Params pingpong{{"BM", 128},   {"BN", 128},   {"PERSISTENT", 1},
+                        {"STAGES", 5}, {"CSTORE", 1}, {"TAIL", 1}};
+  const Params skinny{{"BM", 128},   {"BN", 64},    {"PERSISTENT", 1},
+                      {"STAGES", 8}, {"CSTORE", 1}, {"TAIL", 1}};
+  const Case cases[] = {
+      {"bf16", 2900, 1500, 3000, 0.0, pairs},  // 12 x 6 units, 47 k-tiles in ranges of 5
+      {"i8", 1000, 4400, 5000, 0.0, pairs},    // exact
+      {"f32/tf32", 1024, 4608, 1000, 0.0, pairs},  {"e4m3->f32", 1000, 4400, 2100, 0.0, pairs},
+      {"f16", 2900, 1500, 1500, 0.5, pairs},        // beta: C read by tail_reduce
+      {"bf16->f32", 4200, 2000, 700, 0.0, single},  // 33 x 8 tiles over 132 CTAs
+      {"bf16", 1500, 1450, 2000, 0.0, pingpong},    // 144 tiles
+      {"bf16", 17000, 64, 3000, 0.0, skinny},       // 133 tiles, one in the tail
+      {"bf16", 2900, 1500, 100, 0.0, pairs},        // 2 k-tiles: no ranges, whole tiles only
+  };
+  for (const Case& c : cases) {
+    const GemmDesc d{c.m, c.n, c.k, Op::N, Op::T, 1.0, c.beta, GemmTypes::parse(c.types)};
+    test::ProblemOptions opt;
+    opt.seed = static_cast<std::uint64_t>(c.m + 3 * c.k + c.n);
+    opt.integer_values = d.types.a == DType::i8;
+    test::Problem p = test::make_problem(d, opt);
+    std::vector<std::vector<unsigned char>> bits;
+    for (int run = 0; run < 2; ++run) {
+      const VerifyResult r = test::run_and_verify(*cuda0(), "cuda.wgmma_ws", p, c.params);
+      EXPECT_TRUE(r.passed) << d.shape() << " " << c.types << ": " << r.message;
+      const auto* at = static_cast<const unsigned char*>(p.c.data());
+      bits.emplace_back(at, at + p.c.bytes());
+    }
+    EXPECT_TRUE(bits[0] == bits[1]) << d.shape() << " " << c.types << ": two runs differ";
+  }
+}
+
+// The default takes the tail where the tiles fill less than half of the last round after at most
+// 8 whole rounds of tiles of 32 k-tiles or more, and the tail is refused where it cannot apply
+// (before any device call).
+TEST(CudaTensorCores, StreamKTailByDefaultWhereTheLastRoundIsThin) {
+  Device gpu = described_gpu();
+  gpu.caps = cuda::cuda_caps(90, true);  // an H100 with the sm_90a kernels
+  NoTuningDb no_db;
+  auto tail_of = [&](std::int64_t m, std::int64_t n, std::int64_t k, const char* types) {
+    const GemmChoice c =
+        choose_gemm(gpu, GemmDesc{m, n, k, Op::N, Op::N, 1.0, 0.0, GemmTypes::parse(types)});
+    EXPECT_EQ(c.kernel, "cuda.wgmma_ws");
+    const auto it = c.params.find("TAIL");
+    return it != c.params.end() && it->second != 0;
+  };
+  EXPECT_TRUE(tail_of(3072, 3072, 3072, "bf16"));      // 144 units of 2 tiles: 2 rounds + 12
+  EXPECT_TRUE(tail_of(5120, 5120, 5120, "i8"));        // 400: 6 rounds + 4
+  EXPECT_FALSE(tail_of(4096, 4096, 4096, "bf16"));     // 256: 3 rounds + 58
+  EXPECT_FALSE(tail_of(8192, 8192, 8192, "e4m3"));     // 1024: 15 rounds + 34
+  EXPECT_FALSE(tail_of(256, 256, 65536, "bf16"));      // split-K instead
+  EXPECT_TRUE(tail_of(3072, 3072, 3072, "f32/tf32"));  // 96 k-tiles a tile
+  EXPECT_FALSE(tail_of(3072, 3072, 3072, "e4m3"));     // 24 k-tiles: the tail costs more
+  EXPECT_FALSE(tail_of(3072, 3072, 1024, "bf16"));     // 16
+  EXPECT_FALSE(tail_of(10240, 10240, 10240, "bf16"));  // 1600: 24 rounds + 16
+  const GemmDesc cube3072{3072, 3072, 3072, Op::N, Op::N, 1.0, 0.0, GemmTypes::parse("bf16")};
+  try {
+    choose_gemm(gpu, cube3072, "cuda.wgmma_ws",
+                Params{{"BM", 128}, {"BN", 256}, {"PERSISTENT", 0}, {"TAIL", 1}});
+    ADD_FAILURE() << "TAIL without PERSISTENT was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("PERSISTENT on"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CudaBaseline, Fp8NeedsComputeCapability89AndTensorRolesNeedSm80) {
   const GemmDesc fp8 = cube(256, GemmTypes::parse("e4m3"));
   EXPECT_EQ(choose_gemm(described_gpu(90), fp8, "cuda.cublas").kernel, "cuda.cublas");
