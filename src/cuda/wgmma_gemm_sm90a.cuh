@@ -581,6 +581,25 @@ __global__ void __launch_bounds__(256, 1)
 #endif
 }
 
+// The epilogue of raw partial sums (alpha 1, beta 0, Acc's type) at c, rows ldc apart, m x n of
+// them addressable (split-K ranges and stream-K tail tiles).
+template <class Acc>
+__device__ __forceinline__ Epilogue raw_sums(const Epilogue& e, Acc* c, long long ldc, int m,
+                                             int n) {
+  Epilogue pe = e;
+  pe.c = c;
+  pe.ldc = ldc;
+  pe.m = m;
+  pe.n = n;
+  pe.c_kind = std::is_same_v<Acc, float> ? CKind::f32 : CKind::i32;
+  pe.alpha = 1.f;
+  pe.beta = 0.f;
+  pe.ialpha = 1;
+  pe.ibeta = 0;
+  pe.paired = 1;
+  return pe;
+}
+
 // ---- kernel 2: warp-specialised, optionally persistent and clustered ----------------------
 
 // Releases a ring slot to the producer(s): one arrival per consumer warp on the slot's empty
@@ -752,28 +771,14 @@ __global__ void __launch_bounds__(384, 1)
         const long long slot =
             (static_cast<long long>(split) * tail + (u - sched.whole - split * tail)) * cluster +
             rank;
-        Epilogue pe = args.epi;
-        pe.c = static_cast<typename C::Acc*>(args.partial) + slot * C::BM * C::BN;
-        pe.ldc = C::BN;
-        pe.m = C::BM;
-        pe.n = C::BN;
-        pe.c_kind = std::is_same_v<typename C::Acc, float> ? CKind::f32 : CKind::i32;
-        pe.alpha = 1.f;
-        pe.beta = 0.f;
-        pe.ialpha = 1;
-        pe.ibeta = 0;
-        pe.paired = 1;
+        const Epilogue pe =
+            raw_sums(args.epi, static_cast<typename C::Acc*>(args.partial) + slot * C::BM * C::BN,
+                     C::BN, C::BM, C::BN);
         store_tile<C>(acc, pe, C::COLUMNS ? 0 : part * C::WM, C::COLUMNS ? part * C::WN : 0);
       } else if (split >= 0) {  // this k range's raw sum, for splitk_reduce
-        Epilogue pe = args.epi;
-        pe.c = static_cast<typename C::Acc*>(args.partial) + split * args.partial_slice;
-        pe.ldc = args.partial_ld;
-        pe.c_kind = std::is_same_v<typename C::Acc, float> ? CKind::f32 : CKind::i32;
-        pe.alpha = 1.f;
-        pe.beta = 0.f;
-        pe.ialpha = 1;
-        pe.ibeta = 0;
-        pe.paired = 1;
+        const Epilogue pe = raw_sums(
+            args.epi, static_cast<typename C::Acc*>(args.partial) + split * args.partial_slice,
+            args.partial_ld, args.epi.m, args.epi.n);
         // A part below row m (the second CTA of a cluster past the last rows) is not stored:
         // its rows would lie past partial_rows, in the next split's.
         const int prow = split * args.partial_rows + row0;
@@ -812,6 +817,18 @@ __global__ void __launch_bounds__(384, 1)
 #endif
 }
 
+// (v0, v1) += x: float, or modulo 2^32 as the kernels' i32 accumulators.
+template <class Acc, class Pair>
+__device__ __forceinline__ void add_pair(Acc& v0, Acc& v1, const Pair& x) {
+  if constexpr (std::is_same_v<Acc, float>) {
+    v0 += x.x;
+    v1 += x.y;
+  } else {
+    v0 = static_cast<Acc>(static_cast<std::uint32_t>(v0) + static_cast<std::uint32_t>(x.x));
+    v1 = static_cast<Acc>(static_cast<std::uint32_t>(v1) + static_cast<std::uint32_t>(x.y));
+  }
+}
+
 // C = alpha * (the splits' partial sums, split 0 first) + beta * C in C's type: the same bits
 // from run to run for a given split count. A thread takes two adjacent columns; eight splits'
 // loads are in flight before they are added, in order (32 in flight ran 2-25 % slower on an
@@ -837,29 +854,20 @@ __global__ void splitk_reduce(const Acc* __restrict__ partial, long long ld, lon
         if (s0 + u < splits) x[u] = *reinterpret_cast<const Pair*>(p + (s0 + u) * slice);
 #pragma unroll
       for (int u = 0; u < kInFlight; ++u)
-        if (s0 + u < splits) {
-          if constexpr (std::is_same_v<Acc, float>) {
-            v0 += x[u].x;
-            v1 += x[u].y;
-          } else {  // modulo 2^32, as the kernels' i32 accumulators
-            v0 = static_cast<Acc>(static_cast<std::uint32_t>(v0) +
-                                  static_cast<std::uint32_t>(x[u].x));
-            v1 = static_cast<Acc>(static_cast<std::uint32_t>(v1) +
-                                  static_cast<std::uint32_t>(x[u].y));
-          }
-        }
+        if (s0 + u < splits) add_pair(v0, v1, x[u]);
     }
     store_pair(e, row, col, v0, v1);
   }
 }
 
-// Launches splitk_reduce behind the GEMM kernel on `stream` with programmatic stream
-// serialisation (the GEMM triggers it early; the reduction waits in the kernel for the sums).
-template <class Acc>
-cudaError_t launch_splitk_reduce(int blocks, cudaStream_t stream, const Acc* partial, long long ld,
-                                 long long slice, int splits, const Epilogue& e) {
+// Launches a reduction `kernel` of `blocks` x 256 threads behind the GEMM kernel on `stream`
+// with programmatic stream serialisation (the GEMM triggers it early; the reduction waits in
+// the kernel for the sums).
+template <class... Params, class... Args>
+cudaError_t launch_behind(void (*kernel)(Params...), long long blocks, cudaStream_t stream,
+                          Args... args) {
   cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(blocks, 1, 1);
+  cfg.gridDim = dim3(static_cast<unsigned>(std::min<long long>(blocks, 132 * 8)), 1, 1);
   cfg.blockDim = dim3(256, 1, 1);
   cfg.stream = stream;
   cudaLaunchAttribute attr{};
@@ -867,7 +875,7 @@ cudaError_t launch_splitk_reduce(int blocks, cudaStream_t stream, const Acc* par
   attr.val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
-  return cudaLaunchKernelEx(&cfg, splitk_reduce<Acc>, partial, ld, slice, splits, e);
+  return cudaLaunchKernelEx(&cfg, kernel, args...);
 }
 
 // C of the stream-K tail's tiles = alpha * (their ranges' raw sums, range 0 first) + beta * C, in
@@ -895,36 +903,10 @@ __global__ void tail_reduce(const Acc* __restrict__ partial, const Schedule sche
     if (row >= e.m || col >= e.n) continue;
     const Acc* p = partial + (static_cast<long long>(i) * unit_rows + r) * bn + c;
     Acc v0 = 0, v1 = 0;
-    for (int s = 0; s < sched.splits; ++s) {
-      const Pair x = *reinterpret_cast<const Pair*>(p + s * range);
-      if constexpr (std::is_same_v<Acc, float>) {
-        v0 += x.x;
-        v1 += x.y;
-      } else {  // modulo 2^32, as the kernels' i32 accumulators
-        v0 = static_cast<Acc>(static_cast<std::uint32_t>(v0) + static_cast<std::uint32_t>(x.x));
-        v1 = static_cast<Acc>(static_cast<std::uint32_t>(v1) + static_cast<std::uint32_t>(x.y));
-      }
-    }
+    for (int s = 0; s < sched.splits; ++s)
+      add_pair(v0, v1, *reinterpret_cast<const Pair*>(p + s * range));
     store_pair(e, row, col, v0, v1);
   }
-}
-
-// Launches tail_reduce behind the GEMM kernel, as launch_splitk_reduce does splitk_reduce.
-template <class Acc>
-cudaError_t launch_tail_reduce(cudaStream_t stream, const Acc* partial, const Schedule& sched,
-                               int bm, int bn, const Epilogue& e) {
-  const long long pairs =
-      static_cast<long long>(sched.tiles() - sched.whole) * sched.cluster * bm * (bn / 2);
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(std::min<long long>((pairs + 255) / 256, 132 * 8)));
-  cfg.blockDim = dim3(256, 1, 1);
-  cfg.stream = stream;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  return cudaLaunchKernelEx(&cfg, tail_reduce<Acc>, partial, sched, bm, bn, e);
 }
 
 // The split-K plan of a problem with `k_tiles` k-tiles asked to run in `splits` ranges: k-tiles
@@ -1198,15 +1180,16 @@ std::string launch_config(const Problem& p, const Options& o, cudaStream_t strea
     cfg.blockDim = dim3(384, 1, 1);
     cfg.gridDim = dim3(units * cluster, 1, 1);
     rc = cudaLaunchKernelEx(&cfg, kernel, ma, mb, mc, args);
+    const auto* partial = static_cast<const typename C::Acc*>(args.partial);
     if (rc == cudaSuccess && sc.whole > 0) {
-      rc = launch_tail_reduce<typename C::Acc>(
-          stream, static_cast<const typename C::Acc*>(args.partial), sc, C::BM, C::BN, e);
+      const long long pairs =
+          static_cast<long long>(sc.tiles() - sc.whole) * cluster * C::BM * (C::BN / 2);
+      rc = launch_behind(tail_reduce<typename C::Acc>, (pairs + 255) / 256, stream, partial, sc,
+                         C::BM, C::BN, e);
     } else if (rc == cudaSuccess && sc.splits > 1 && p.reduce_splits) {
       const long long pairs = static_cast<long long>(p.m) * ((p.n + 1) / 2);
-      const int blocks = static_cast<int>(std::min<long long>((pairs + 255) / 256, 132 * 8));
-      rc = launch_splitk_reduce<typename C::Acc>(blocks, stream,
-                                                 static_cast<const typename C::Acc*>(args.partial),
-                                                 args.partial_ld, args.partial_slice, sc.splits, e);
+      rc = launch_behind(splitk_reduce<typename C::Acc>, (pairs + 255) / 256, stream, partial,
+                         args.partial_ld, args.partial_slice, sc.splits, e);
     }
   }
   return rc == cudaSuccess ? "" : cudaGetErrorString(rc);

@@ -102,9 +102,11 @@ std::size_t split_workspace_bytes(Input in, long long m, long long n, long long 
   const long long k_tiles = (k + k_tile(in) - 1) / k_tile(in);
   if (o.tail && o.splits <= 1) {
     if (k_tiles < 2 * kTailLeastKTiles) return 0;  // the launch leaves the tail whole
-    // Tail tiles x ranges <= the grid's CTAs <= SMs, each a whole BM x BN tile of 32-bit sums.
-    const long long tiles = ((m + o.bm - 1) / o.bm) * ((n + o.bn - 1) / o.bn);
-    const long long most = std::min<long long>(tiles + o.cluster, sms > 0 ? sms : 264);
+    // Tail units x ranges <= the grid's clusters, so their tiles <= the units' tiles and <= SMs;
+    // each a whole BM x BN tile of 32-bit sums.
+    const long long unit_rows = ((m + o.bm - 1) / o.bm + o.cluster - 1) / o.cluster;
+    const long long tiles = unit_rows * o.cluster * ((n + o.bn - 1) / o.bn);
+    const long long most = std::min<long long>(tiles, sms > 0 ? sms : 264);
     return std::size_t(most) * std::size_t(o.bm) * std::size_t(o.bn) * 4;
   }
   // At most min(splits, k-tiles) ranges: an upper bound that grows with m, n and k.
