@@ -765,12 +765,10 @@ __global__ void __launch_bounds__(384, 1)
       const int col0 = n0 + (C::COLUMNS ? part * C::WN : 0);
       std::uint8_t* staged = c_buf + consumer * c_part;
       if (split >= 0 && sched.whole > 0) {  // a tail tile's raw sum, for tail_reduce
-        // Whole tiles one after another, BN wide: range s of tail tile i at rows ((s * tail + i)
-        // * cluster + rank) * BM (rows past m included: their sums are 0).
-        const int tail = sched.tiles() - sched.whole;
-        const long long slot =
-            (static_cast<long long>(split) * tail + (u - sched.whole - split * tail)) * cluster +
-            rank;
+        // Whole tiles one after another, BN wide, in unit order: range s of tail tile i (unit
+        // whole + s * tail + i) at rows ((u - whole) * cluster + rank) * BM (rows past m
+        // included: their sums are 0).
+        const long long slot = static_cast<long long>(u - sched.whole) * cluster + rank;
         const Epilogue pe =
             raw_sums(args.epi, static_cast<typename C::Acc*>(args.partial) + slot * C::BM * C::BN,
                      C::BN, C::BM, C::BN);

@@ -68,14 +68,12 @@ Params choose_skinny(const Device& dev, const GemmDesc& d) {
 // saves, or more; after 24 rounds (10240^3) it saves at most 3 %, within the run-to-run spread
 // (bf16 -1 %, i8 / e4m3 +2 %), so it is left off there.
 bool tail_pays(const Device& dev, const GemmDesc& d, const Params& p, std::int64_t k_tiles) {
-  const auto get = [&](const char* name, std::int64_t def) {
-    const auto it = p.find(name);
-    return it == p.end() ? def : it->second;
-  };
-  if (get("PERSISTENT", 0) == 0 || get("SPLITK", 1) > 1 || k_tiles < 32) return false;
+  const sm90::Options o = wgmma_options(p, 1);
+  if (!o.persistent || o.splits > 1 || k_tiles < 32) return false;
   const std::int64_t sms = dev.compute_units > 0 ? dev.compute_units : 132;
-  const std::int64_t bm = get("BM", 128), bn = get("BN", 256), cluster = get("CLUSTER", 1);
-  const std::int64_t units = ((d.m + bm - 1) / bm + cluster - 1) / cluster * ((d.n + bn - 1) / bn);
+  const std::int64_t cluster = o.cluster;
+  const std::int64_t units =
+      ((d.m + o.bm - 1) / o.bm + cluster - 1) / cluster * ((d.n + o.bn - 1) / o.bn);
   const std::int64_t fit = sms / cluster, rest = units % fit;
   return units >= fit && units / fit <= 8 && rest > 0 && 2 * rest < fit;
 }
