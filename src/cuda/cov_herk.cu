@@ -457,8 +457,6 @@ class CudaHerkPlan : public CovPlan {
         l.comps = MODE == 1 ? 2 : 1;
         l.batches = nb;
         l.n = desc_.samples;
-        l.range = range_;
-        l.drange = drange_;
         l.tiles = static_cast<int>(tiles_);
         l.rows = static_cast<int>(tile_rows());
         l.splits = static_cast<int>(splits_);

@@ -204,34 +204,38 @@ __device__ __forceinline__ void flush_lanes(double* out, float (&lsum)[COMPS]) {
 
 // Block (x, batch)'s tile, sample range, partial and pilots (into shared `pilots`: row tile's T,
 // then column tile's T); see HerkLaunch for the order of the blocks.
+// Local chunk c of the range starts at sample n0 + c * step; the last (chunks - 1) holds `tail`.
 struct Work {
   int tile, split, b, ti, tj, chunks, tail;
-  long long n0, part;
+  long long n0, step, part;
   bool diag;
 };
 template <int T>
 __device__ __forceinline__ Work work_of(const HerkLaunch& l, float* pilots) {
   Work w;
   const int off = l.tiles - l.rows, x = static_cast<int>(blockIdx.x);
-  long long range;
+  int ranges;
   if (x < off * l.splits) {
     herk_tile_of(x % off, w.ti, w.tj);  // the (x % off)-th tile below the diagonal
     ++w.ti;
     w.split = x / off;
-    range = l.range;
+    ranges = l.splits;
   } else {
     w.ti = w.tj = (x - off * l.splits) % l.rows;
     w.split = (x - off * l.splits) / l.rows;
-    range = l.drange;
+    ranges = l.dsplits;
   }
   w.tile = w.ti * (w.ti + 1) / 2 + w.tj;
   w.b = static_cast<int>(blockIdx.y);
   w.diag = w.ti == w.tj;
   w.part = (static_cast<long long>(w.b) * l.tiles + w.tile) * l.pstride + w.split;
-  w.n0 = w.split * range;
-  const long long n1 = w.n0 + range < l.n ? w.n0 + range : l.n;
-  w.chunks = static_cast<int>((n1 - w.n0 + kChunk - 1) / kChunk);
-  w.tail = static_cast<int>(n1 - w.n0 - static_cast<long long>(w.chunks - 1) * kChunk);
+  // Chunks split, split + ranges, ...: every range has one (the host makes at most as many
+  // ranges as chunks); the one holding the row's last chunk ends short.
+  const long long all = (l.n + kChunk - 1) / kChunk, last = all - 1;
+  w.n0 = static_cast<long long>(w.split) * kChunk;
+  w.step = static_cast<long long>(ranges) * kChunk;
+  w.chunks = static_cast<int>((all - w.split + ranges - 1) / ranges);
+  w.tail = last % ranges == w.split ? static_cast<int>(l.n - last * kChunk) : kChunk;
   const float* pilot = l.pilot + static_cast<long long>(w.b) * l.lanes;
   for (int e = threadIdx.x; e < 2 * T; e += blockDim.x) {
     const int lane = (e < T ? w.ti : w.tj) * T + e % T;
@@ -246,7 +250,7 @@ template <int T, int COMPS>
 __device__ __forceinline__ void copy_chunk(const HerkLaunch& l, const Work& w, int c, float* raw) {
   if (c < w.chunks) {
     const float* xb = l.x + w.b * l.bstep;
-    const long long s = w.n0 + static_cast<long long>(c) * kChunk;
+    const long long s = w.n0 + static_cast<long long>(c) * w.step;
     copy_panel<T, COMPS>(l, xb, w.ti * T / COMPS, s, raw);
     if (!w.diag) copy_panel<T, COMPS>(l, xb, w.tj * T / COMPS, s, raw + kRawPanel<T>);
   }
@@ -270,22 +274,23 @@ struct PanelCopier {
   static constexpr int kPieces = kChunk * COMPS / 4, kApart = THREADS / kPieces;
   static constexpr int kCopies = T / COMPS / kApart;
   static_assert(kApart % 8 == 0 && kCopies * kApart == T / COMPS);
-  const float* src;   // the panel's first row at the range's first sample, the thread's piece
-  std::uint32_t dst;  // the thread's first piece in the raw panel `raw`
-  int row, lanes;     // the thread's first row; lanes from the panel's first on
-  long long cstep;
+  const float* src;       // the panel's first row at the range's first sample, the thread's piece
+  std::uint32_t dst;      // the thread's first piece in the raw panel `raw`
+  int row, lanes;         // the thread's first row; lanes from the panel's first on
+  long long cstep, step;  // floats: row to row, chunk to chunk
 
   __device__ PanelCopier(const HerkLaunch& l, const Work& w, int ch0, const float* raw)
       : row(static_cast<int>(threadIdx.x % THREADS) / kPieces),
         lanes(l.lanes - ch0 * COMPS),
-        cstep(l.cstep) {
+        cstep(l.cstep),
+        step(w.step * COMPS) {
     const int piece = static_cast<int>(threadIdx.x % THREADS) % kPieces;
     src = l.x + w.b * l.bstep + ch0 * l.cstep + w.n0 * COMPS + piece * 4;
     dst = tc::smem_addr(raw + row * kRawRow<COMPS> + raw_piece(row, piece));
   }
   // Starts the copies of chunk c into the raw panel `at` bytes past `raw`.
   __device__ __forceinline__ void operator()(int c, std::uint32_t at) const {
-    const float* s = src + static_cast<long long>(c) * (kChunk * COMPS);
+    const float* s = src + c * step;
 #pragma unroll
     for (int u = 0; u < kCopies; ++u) {
       const int r = row + u * kApart;
