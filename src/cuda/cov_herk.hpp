@@ -25,8 +25,8 @@ __host__ __device__ constexpr long long herk_partial(int tile) {
 // off-diagonal tile x % off and range r = x / off of `splits`; the next rows * dsplits blocks
 // diagonal tile (x' % rows) and range x' / rows of `dsplits`. Range r of S takes the 32-sample
 // chunks r, r + S, r + 2S, ... (so the resident blocks read neighbouring chunks of the same
-// rows: 3-4 % faster than a run of chunks each at 64 f32 x 1M, even elsewhere; H100, session
-// 30). Each sums its tile after subtracting each lane's pilot into partial
+// rows: 0-4 % faster than a run of chunks each at 64 f32 x 1M, even elsewhere; H100,
+// session 30). Each sums its tile after subtracting each lane's pilot into partial
 // ((b * tiles + tile) * pstride + r).
 struct HerkLaunch {
   const float* x = nullptr;
