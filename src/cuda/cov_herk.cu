@@ -604,7 +604,8 @@ class CudaHerkPlan : public CovPlan {
   std::int64_t w_ = 0;      // doubles per partial
   std::int64_t pitch_ = 0;  // floats per channel row of the tensor-core kernel's layout
   // Ranges of off-diagonal tiles (splits_ of range_ samples; every tile of the SIMT kernel) and
-  // of diagonal tiles (dsplits_ of drange_), partials pstride_ apart per tile.
+  // of diagonal tiles (dsplits_ of drange_), partials pstride_ apart per tile. The tensor-core
+  // kernel takes only the counts: its ranges are strided chunks of about as many samples.
   std::int64_t tiles_ = 1, splits_ = 1, range_ = 0, dsplits_ = 1, drange_ = 0, pstride_ = 1;
   Stream stream_;
   DeviceBuffer partial_, pilot_, sink_;

@@ -203,8 +203,8 @@ __device__ __forceinline__ void flush_lanes(double* out, float (&lsum)[COMPS]) {
 }
 
 // Block (x, batch)'s tile, sample range, partial and pilots (into shared `pilots`: row tile's T,
-// then column tile's T); see HerkLaunch for the order of the blocks.
-// Local chunk c of the range starts at sample n0 + c * step; the last (chunks - 1) holds `tail`.
+// then column tile's T); see HerkLaunch for the order of the blocks. The range's chunk c starts
+// at sample n0 + c * step; its last (chunks - 1) holds `tail` samples.
 struct Work {
   int tile, split, b, ti, tj, chunks, tail;
   long long n0, step, part;
