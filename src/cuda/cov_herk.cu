@@ -437,16 +437,19 @@ class CudaHerkPlan : public CovPlan {
   void launch(const DeviceBuffer& x, const LaneAddressing& at) {
     using In = typename Types<MODE>::In;
     const int lanes = static_cast<int>(desc_.lanes()), nb = static_cast<int>(desc_.batch);
-    const int pilots = lanes * nb;
-    cov_herk_pilot<MODE><<<(pilots + kThreads - 1) / kThreads, kThreads, 0, stream_>>>(
-        x.as<In>(), at.channel_step, at.sample_step, at.batch_step, lanes, desc_.samples, nb,
-        pilot_.as<float>());
-    KAFEL_CUDA_CHECK_LAUNCH("cov_herk_pilot");
+    auto pilots = [&] {
+      cov_herk_pilot<MODE><<<(lanes * nb + kThreads - 1) / kThreads, kThreads, 0, stream_>>>(
+          x.as<In>(), at.channel_step, at.sample_step, at.batch_step, lanes, desc_.samples, nb,
+          pilot_.as<float>());
+      KAFEL_CUDA_CHECK_LAUNCH("cov_herk_pilot");
+    };
     if constexpr (MODE <= 1) {
       if (h3_) {
+        pilots();
         launch_h3(x, at);
         return;
       }
+      // The tensor-core kernels find their pilots and store their first flushes themselves.
       if (tensor_cores_) {
         HerkLaunch l;
         l.x = x.as<float>();
@@ -466,13 +469,11 @@ class CudaHerkPlan : public CovPlan {
         l.wg64 = wg64_;
         l.pilot = pilot_.as<float>();
         l.partial = partial_.as<double>();
-        // The kernel adds its flushes to the partials (reductions it does not wait for).
-        KAFEL_CUDA_CHECK(cudaMemsetAsync(
-            l.partial, 0, std::size_t(nb * tiles_ * pstride_ * w_) * sizeof(double), stream_));
         launch_herk_tc(l, stream_);
         return;
       }
     }
+    pilots();
     const dim3 grid(static_cast<unsigned>(tiles_ * splits_), static_cast<unsigned>(nb));
     cov_herk<MODE><<<grid, kThreads, 0, stream_>>>(
         x.as<In>(), at.channel_step, at.sample_step, at.batch_step, lanes, desc_.samples, range_,

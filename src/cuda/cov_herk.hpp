@@ -26,16 +26,18 @@ __host__ __device__ constexpr long long herk_partial(int tile) {
 // diagonal tile (x' % rows) and range x' / rows of `dsplits`. Range r of S takes the 32-sample
 // chunks r, r + S, r + 2S, ... (so the resident blocks read neighbouring chunks of the same
 // rows: 0-4 % faster than a run of chunks each at 64 f32 x 1M, even elsewhere; H100,
-// session 30). Each sums its tile after subtracting each lane's pilot into partial
-// ((b * tiles + tile) * pstride + r).
+// session 30). Each sums its tile after subtracting each lane's pilot (found by the kernel,
+// see lane_pilots) into partial ((b * tiles + tile) * pstride + r): stored at its first flush,
+// added at the later ones, so every entry the host's merge reads is written and the partials
+// need no zeroing.
 struct HerkLaunch {
   const float* x = nullptr;
   long long cstep = 0, bstep = 0;
   int tile = 64, lanes = 0, comps = 1, batches = 1;
   long long n = 0;
   int tiles = 1, rows = 1, splits = 1, dsplits = 1, pstride = 1, flush = 16;
-  bool wg64 = false;  // herk_tc_halves' one tile on wgmma (sm_90a) rather than mma.sync
-  const float* pilot = nullptr;
+  bool wg64 = false;       // herk_tc_halves' one tile on wgmma (sm_90a) rather than mma.sync
+  float* pilot = nullptr;  // stored by the kernel: each lane's pilot, for the host's merge
   double* partial = nullptr;
   int blocks() const { return (tiles - rows) * splits + rows * dsplits; }
 };

@@ -50,8 +50,8 @@ __device__ __forceinline__ void load_b(std::uint32_t plane, const std::uint32_t 
   }
 }
 
-// Adds the float sums to the block's partial and zeroes them.
-__device__ __forceinline__ void flush_tile(double* out, float (&sum)[MT][NT][4]) {
+// Puts the float sums into the block's partial (put_partial) and zeroes them.
+__device__ __forceinline__ void flush_tile(double* out, float (&sum)[MT][NT][4], bool add) {
   const int warp = threadIdx.x / 32, g = (threadIdx.x % 32) / 4, t = threadIdx.x % 4;
   const int wm = warp / kWarpsN, wn = warp % kWarpsN;
 #pragma unroll
@@ -62,7 +62,7 @@ __device__ __forceinline__ void flush_tile(double* out, float (&sum)[MT][NT][4])
       for (int e = 0; e < 4; ++e) {
         const int row = wm * WM + i * 16 + g + (e / 2) * 8;
         const int col = wn * WN + j * 8 + 2 * t + e % 2;
-        add_partial(out + row * T + col, sum[i][j][e]);
+        put_partial(out + row * T + col, sum[i][j][e], add);
         sum[i][j][e] = 0.0f;
       }
 }
@@ -80,7 +80,7 @@ __global__ void __launch_bounds__(kThreads, Layout<DIAG>::kBlocksPerSm)
   extern __shared__ __align__(16) float smem[];
   __shared__ float pilots[2 * T];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const Work w = work_of<T>(l, pilots);
+  const Work w = work_of<T>(l);
   const int wm = warp / kWarpsN, wn = warp % kWarpsN;
   // Warps wholly above the diagonal, or wholly in the zero lanes past the last, add nothing.
   const int rows = l.lanes - w.ti * T, cols = l.lanes - w.tj * T;
@@ -90,6 +90,7 @@ __global__ void __launch_bounds__(kThreads, Layout<DIAG>::kBlocksPerSm)
   auto issue = [&](int c) { fetch_chunk<T, COMPS>(l, w, c, smem + (c % L::kStages) * L::kStage); };
 #pragma unroll
   for (int c = 0; c < L::kStages - 1; ++c) issue(c);
+  lane_pilots<T, COMPS>(l, w, pilots);  // read after the loop's first barrier
 
   // ldmatrix row addresses (bytes into a plane, k step 0): lane L gives row L % 8 of matrix
   // L / 8; A's matrices are (rows +0, k +0), (+8, +0), (+0, +4), (+8, +4) = a0..a3, B's
@@ -180,8 +181,10 @@ __global__ void __launch_bounds__(kThreads, Layout<DIAG>::kBlocksPerSm)
           }
     }
     if ((c + 1) % l.flush == 0 || c + 1 == w.chunks) {
-      if (multiplies) flush_tile(out, sum);
-      if (w.diag) flush_lanes<T, COMPS>(out, lsum);
+      // Warps that do not multiply own entries the merge does not read.
+      const bool add = c + 1 > l.flush;
+      if (multiplies) flush_tile(out, sum, add);
+      if (w.diag) flush_lanes<T, COMPS>(out, lsum, add);
     }
   }
   cp_wait<0>();

@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/cov_backend.hpp"
 #include "cuda/cov_herk.hpp"
 #include "cuda/mma.cuh"
 #include "cuda/runtime.hpp"
@@ -156,22 +157,29 @@ __device__ __forceinline__ void split_tile_chunk(bool diag, const float* raw, fl
                                                lsum);
 }
 
-// Adds v to base[OFFSET], a partial (zeroed before the launch). Each partial has one writer,
-// whose atomic additions take effect in its program order: deterministic, and a reduction the
-// thread does not wait for, where a read-modify-write would stall it on the read at every flush.
-// The conversion sits inside the statement: left to the compiler, a flush's 64 conversions are
-// hoisted ahead of the additions and need 128 more registers at once. The offset sits inside
-// the instruction, so that a flush of many sums at constant distances needs no register for
-// each address (the compiler otherwise builds them all ahead of the stores: at 168 registers a
-// thread, 64 of them spilled; session 26).
+// Puts v into base[OFFSET], a partial: stored at the range's first flush (so that no launch
+// before the kernel zeroes the partials: 13-17 MB at 64 lanes x 1M samples), added at the later
+// ones. Each partial has one writer, whose atomic additions take effect in its program order:
+// deterministic, and a reduction the thread does not wait for, where a read-modify-write would
+// stall it on the read at every flush. The conversion sits inside the statement: left to the
+// compiler, a flush's 64 conversions are hoisted ahead of the additions and need 128 more
+// registers at once. The offset sits inside the instruction, so that a flush of many sums at
+// constant distances needs no register for each address (the compiler otherwise builds them all
+// ahead of the stores: at 168 registers a thread, 64 of them spilled; session 26).
 template <int OFFSET>
-__device__ __forceinline__ void add_partial_at(double* base, float v) {
-  asm volatile("{\n.reg .f64 d;\ncvt.f64.f32 d, %1;\nred.global.add.f64 [%0+%2], d;\n}" ::"l"(base),
-               "f"(v), "n"(OFFSET * 8)
-               : "memory");
+__device__ __forceinline__ void put_partial_at(double* base, float v, bool add) {
+  if (add)
+    asm volatile(
+        "{\n.reg .f64 d;\ncvt.f64.f32 d, %1;\nred.global.add.f64 [%0+%2], d;\n}" ::"l"(base),
+        "f"(v), "n"(OFFSET * 8)
+        : "memory");
+  else
+    asm volatile("{\n.reg .f64 d;\ncvt.f64.f32 d, %1;\nst.global.f64 [%0+%2], d;\n}" ::"l"(base),
+                 "f"(v), "n"(OFFSET * 8)
+                 : "memory");
 }
-__device__ __forceinline__ void add_partial(double* o, float v) {
-  add_partial_at<0>(o, v);
+__device__ __forceinline__ void put_partial(double* o, float v, bool add) {
+  put_partial_at<0>(o, v, add);
 }
 
 // f(std::integral_constant<int, I>) for I = 0 .. N - 1, unrolled with I a constant.
@@ -187,7 +195,7 @@ __device__ __forceinline__ void for_each_index(F&& f) {
 // The lane sums of a diagonal tile into the partial after its T x T sums: the row's runs
 // (adjacent threads) add theirs, the first adds the total.
 template <int T, int COMPS>
-__device__ __forceinline__ void flush_lanes(double* out, float (&lsum)[COMPS]) {
+__device__ __forceinline__ void flush_lanes(double* out, float (&lsum)[COMPS], bool add) {
   constexpr int runs = kChunk * COMPS / 16;  // diagonal tiles: 16-float runs
   const int r = threadIdx.x / runs;
 #pragma unroll
@@ -196,22 +204,21 @@ __device__ __forceinline__ void flush_lanes(double* out, float (&lsum)[COMPS]) {
 #pragma unroll
     for (int m = 1; m < runs; m *= 2) s += __shfl_xor_sync(0xffffffffu, s, m);
     if (threadIdx.x % runs == 0) {
-      add_partial(out + T * T + r * COMPS + k, s);
+      put_partial(out + T * T + r * COMPS + k, s, add);
     }
     lsum[k] = 0.0f;
   }
 }
 
-// Block (x, batch)'s tile, sample range, partial and pilots (into shared `pilots`: row tile's T,
-// then column tile's T); see HerkLaunch for the order of the blocks. The range's chunk c starts
-// at sample n0 + c * step; its last (chunks - 1) holds `tail` samples.
+// Block (x, batch)'s tile, sample range and partial; see HerkLaunch for the order of the blocks.
+// The range's chunk c starts at sample n0 + c * step; its last (chunks - 1) holds `tail` samples.
 struct Work {
   int tile, split, b, ti, tj, chunks, tail;
   long long n0, step, part;
   bool diag;
 };
 template <int T>
-__device__ __forceinline__ Work work_of(const HerkLaunch& l, float* pilots) {
+__device__ __forceinline__ Work work_of(const HerkLaunch& l) {
   Work w;
   const int off = l.tiles - l.rows, x = static_cast<int>(blockIdx.x);
   int ranges;
@@ -236,12 +243,38 @@ __device__ __forceinline__ Work work_of(const HerkLaunch& l, float* pilots) {
   w.step = static_cast<long long>(ranges) * kChunk;
   w.chunks = static_cast<int>((all - w.split + ranges - 1) / ranges);
   w.tail = last % ranges == w.split ? static_cast<int>(l.n - last * kChunk) : kChunk;
-  const float* pilot = l.pilot + static_cast<long long>(w.b) * l.lanes;
+  return w;
+}
+
+// The pilot of the lane whose samples are row[0], row[COMPS], ...: the float mean of its first
+// min(n, kPilotSamples) samples summed in order, as the host's lane_pilot, so that every block
+// that finds it gets the same value.
+template <int COMPS>
+__device__ __forceinline__ float row_pilot(const float* row, long long n) {
+  float x[kPilotSamples];
+#pragma unroll
+  for (int i = 0; i < kPilotSamples; ++i) x[i] = i < n ? row[i * COMPS] : 0.0f;  // loads at once
+  float s = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kPilotSamples; ++i) s += x[i];  // adding 0 past n changes nothing
+  return __fdiv_rn(s, static_cast<float>(n < kPilotSamples ? n : kPilotSamples));
+}
+
+// The pilots of a block's tile into shared `pilots` (row tile's T, then column tile's T; 0 past
+// the last lane), found by the block itself where a launch of their own before the kernel took
+// ~5 us (64 f32 x 1M, H100). Range 0 of each diagonal tile also stores its lanes' to l.pilot,
+// which the host's merge reads. Read after a barrier.
+template <int T, int COMPS>
+__device__ __forceinline__ void lane_pilots(const HerkLaunch& l, const Work& w, float* pilots) {
   for (int e = threadIdx.x; e < 2 * T; e += blockDim.x) {
     const int lane = (e < T ? w.ti : w.tj) * T + e % T;
-    pilots[e] = lane < l.lanes ? pilot[lane] : 0.0f;
+    float p = 0.0f;
+    if (lane < l.lanes) {
+      p = row_pilot<COMPS>(l.x + w.b * l.bstep + lane / COMPS * l.cstep + lane % COMPS, l.n);
+      if (w.diag && w.split == 0 && e < T) l.pilot[w.b * l.lanes + lane] = p;
+    }
+    pilots[e] = p;
   }
-  return w;
 }
 
 // Starts the copies of chunk c's raw samples (the tile's two panels; one on a diagonal tile)
@@ -267,7 +300,7 @@ __device__ __forceinline__ void fetch_chunk(const HerkLaunch& l, const Work& w, 
 // copy_panel's pieces with the addresses kept, which rebuilt per chunk took ~40 instructions a
 // piece. kCopies 16-byte pieces of one piece column, kApart rows apart (a multiple of 8: the
 // same swizzle); rows past the last lane zero-filled from the panel's first row's address.
-// The one 64-lane wgmma tile copies so (with add_partial_at: H200, session 26, 64 f32 x 1M
+// The one 64-lane wgmma tile copies so (with put_partial_at: H200, session 26, 64 f32 x 1M
 // 0.139-0.142 -> 0.133-0.134 ms); the 128-lane tile so ran 3-6 % slower and keeps copy_chunk.
 template <int T, int COMPS, int THREADS>
 struct PanelCopier {

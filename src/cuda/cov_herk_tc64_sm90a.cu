@@ -1,6 +1,7 @@
 // Covariance rung cuda.herk_tc's one 64-lane tile on wgmma (sm_90a): each warpgroup keeps its
 // samples' tf32 big parts in registers as wgmma's A and multiplies them by big/2 and small in B.
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda/cov_herk.hpp"
 #include "cuda/cov_herk_tc.cuh"
@@ -61,11 +62,9 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) cov_herk_wg64(const He
   float* planes =
       reinterpret_cast<float*>(smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023));
   __shared__ float pilots[2 * T];
-  const Work w = work_of<T>(l, pilots);
-  __syncthreads();  // the pilots
+  const Work w = work_of<T>(l);
   const int warp = threadIdx.x / 32, g = (threadIdx.x % 32) / 4, t = threadIdx.x % 4;
   const int r0 = 16 * warp + g, r1 = r0 + 8;
-  const float p0 = pilots[lane_of<COMPS>(r0)], p1 = pilots[lane_of<COMPS>(r1)];
   float* ring = planes + 2 * kBuf;
   const PanelCopier<T, COMPS, kThreads> copy(l, w, 0, ring);
   auto fetch = [&](int c) {
@@ -74,8 +73,10 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) cov_herk_wg64(const He
   };
 #pragma unroll
   for (int c = 0; c < kStages - 1; ++c) fetch(c);
+  lane_pilots<T, COMPS>(l, w, pilots);
   cp_wait<kStages - 2>();
-  __syncthreads();  // chunk 0 has landed for every thread
+  __syncthreads();  // chunk 0 has landed for every thread, and the pilots are there
+  const float p0 = pilots[lane_of<COMPS>(r0)], p1 = pilots[lane_of<COMPS>(r1)];
   // The thread's 16 floats of chunk c from its ring slot (piece p of channel row r at
   // p ^ (r % 8): the 8 threads of each quarter warp read distinct banks): f32 rows r0 then r1
   // (8 samples each), cf32 8 interleaved samples.
@@ -102,9 +103,12 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) cov_herk_wg64(const He
 
   // Chunk c's samples `v`: A fragments (big, 4 per k step) into `a`, big / 2 and small into
   // plane buffer c % 2, the lane sums. Samples at or past the range's end add nothing.
-  auto split = [&](int c, const float4(&v)[4], std::uint32_t(&a)[4][4]) {
-    const int valid = c == w.chunks - 1 ? w.tail : kChunk;
-    float* half = planes + (c % 2) * kBuf;
+  // PARITY (c % 2) and TAIL (c is the range's last chunk) are constants: the plane offsets
+  // fold into the stores and a whole chunk's samples need no test.
+  auto split = [&](auto parity, auto tail, int c, const float4(&v)[4], std::uint32_t(&a)[4][4]) {
+    constexpr bool kTail = decltype(tail)::value;
+    const int valid = kTail ? w.tail : kChunk;
+    float* half = planes + decltype(parity)::value * kBuf;
     float* small = half + kPlane;
     float x0[8], x1[8];  // rows r0, r1: samples 8t .. 8t + 7
     if constexpr (COMPS == 1) {
@@ -124,7 +128,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) cov_herk_wg64(const He
     }
 #pragma unroll
     for (int s = 0; s < 8; ++s) {
-      const bool ok = 8 * t + s < valid;
+      const bool ok = !kTail || 8 * t + s < valid;
       // Lanes past the last are zero-filled and their pilots zero: they stay zero.
       const float d0 = ok ? x0[s] - p0 : 0.0f, d1 = ok ? x1[s] - p1 : 0.0f;
       lsum0 += d0;
@@ -142,23 +146,31 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) cov_herk_wg64(const He
     }
     fence_proxy_async_smem();  // written by this thread, read by wgmma (the async proxy)
   };
-  auto multiply = [&](int c, const std::uint32_t(&a)[4][4]) {
-    const std::uint32_t half = smem_addr(planes + (c % 2) * kBuf);
-    const std::uint32_t small = half + kPlane * sizeof(float);
+  // The planes' descriptors: one built, the others a constant past it (the address field is
+  // in 16-byte units and the planes end far below its 256 KB; rebuilt for each wgmma, they
+  // took ~5 instructions each).
+  const std::uint64_t desc0 = smem_desc(smem_addr(planes), 16, 1024);
+  auto multiply = [&](auto parity, const std::uint32_t(&a)[4][4]) {
+    constexpr std::uint64_t half = decltype(parity)::value * kBuf * sizeof(float) / 16,
+                            small = half + kPlane * sizeof(float) / 16;
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kChunk / 8; ++kk) {
-      wgmma_rs(Tf32{}, acc, a[kk], smem_desc(half + kk * 32, 16, 1024), kk == 0 ? 0u : 1u);
-      wgmma_rs(Tf32{}, acc, a[kk], smem_desc(small + kk * 32, 16, 1024), 1u);
+      wgmma_rs(Tf32{}, acc, a[kk], desc0 + half + 2 * kk, kk == 0 ? 0u : 1u);
+      wgmma_rs(Tf32{}, acc, a[kk], desc0 + small + 2 * kk, 1u);
     }
     wgmma_commit();
   };
-  // Chunk c's products (complete in acc) into the sums; every l.flush chunks into the partial.
+  // Chunk c's products (complete in acc) into the sums; every l.flush chunks into the partial
+  // (counted down: a remainder by the runtime l.flush took a multiply-high and more per chunk).
+  int to_flush = l.flush;
   auto fold = [&](int c) {
     fence_registers(acc);
 #pragma unroll
     for (int i = 0; i < 32; ++i) sum[i] += acc[i];
-    if ((c + 1) % l.flush == 0 || c + 1 == w.chunks) {
+    if (--to_flush == 0 || c + 1 == w.chunks) {
+      to_flush = l.flush;
+      const bool add = c + 1 > l.flush;  // not the range's first flush
       // Register 4i + 2h + e: row r0 + 8h, column 8i + 2t + e, whose lane is 2t + (8i + e)
       // (f32) or 4t + (16 (i / 2) + 2e + i % 2) (cf32): a constant past the row's base.
       double* base[2];
@@ -167,7 +179,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) cov_herk_wg64(const He
         base[h] = out + lane_of<COMPS>(r0 + 8 * h) * T + (COMPS == 1 ? 2 : 4) * t;
       for_each_index<32>([&](auto index) {
         constexpr int k = decltype(index)::value, i = k / 4, h = k / 2 % 2, e = k % 2;
-        add_partial_at<COMPS == 1 ? 8 * i + e : 16 * (i / 2) + 2 * e + i % 2>(base[h], sum[k]);
+        put_partial_at<COMPS == 1 ? 8 * i + e : 16 * (i / 2) + 2 * e + i % 2>(base[h], sum[k], add);
         sum[k] = 0.0f;
       });
       float s0 = lsum0, s1 = lsum1;
@@ -177,8 +189,8 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) cov_herk_wg64(const He
         s1 += __shfl_xor_sync(0xffffffffu, s1, m);
       }
       if (t == 0) {
-        add_partial(out + T * T + lane_of<COMPS>(r0), s0);
-        add_partial(out + T * T + lane_of<COMPS>(r1), s1);
+        put_partial(out + T * T + lane_of<COMPS>(r0), s0, add);
+        put_partial(out + T * T + lane_of<COMPS>(r1), s1, add);
       }
       lsum0 = lsum1 = 0.0f;
     }
@@ -187,12 +199,15 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) cov_herk_wg64(const He
   // Two register sets of A, alternating by chunk: chunk c - 1's are read by its wgmmas while
   // chunk c's are made.
   std::uint32_t a0[4][4], a1[4][4];
-  auto step = [&](int c, std::uint32_t(&a)[4][4], std::uint32_t(&prev)[4][4]) {
+  auto step = [&](auto parity, int c, std::uint32_t(&a)[4][4], std::uint32_t(&prev)[4][4]) {
     // Into the slot of chunk c - 1, which every thread read before the last barrier.
     fetch(c + kStages - 1);
     float4 v[4];
     read_ring(c, v);
-    split(c, v, a);
+    if (c == w.chunks - 1)
+      split(parity, std::true_type{}, c, v, a);
+    else
+      split(parity, std::false_type{}, c, v, a);
     // The wait and the accumulator's reads in one branch: split over two, ptxas assumes a
     // path that reads it unwaited and serialises every wgmma (its warning C7514).
     if (c > 0) {
@@ -206,14 +221,16 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) cov_herk_wg64(const He
     }
     cp_wait<kStages - 2>();  // chunk c + 1 has landed (this thread's part)
     __syncthreads();         // chunk c's planes complete; chunk c - 1's wgmmas done in every warp
-    multiply(c, a);
+    multiply(parity, a);
   };
+  using Even = std::integral_constant<int, 0>;
+  using Odd = std::integral_constant<int, 1>;
   int c = 0;
   for (; c + 2 <= w.chunks; c += 2) {
-    step(c, a0, a1);
-    step(c + 1, a1, a0);
+    step(Even{}, c, a0, a1);
+    step(Odd{}, c + 1, a1, a0);
   }
-  if (c < w.chunks) step(c, a0, a1);
+  if (c < w.chunks) step(Even{}, c, a0, a1);
   if (w.chunks > 0) {
     wgmma_wait<0>();
     fold(w.chunks - 1);

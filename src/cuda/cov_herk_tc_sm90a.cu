@@ -35,7 +35,7 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
       reinterpret_cast<float*>(smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023));
   float* ring = planes + 2 * kBuf;
   __shared__ float pilots[2 * T];
-  const Work w = work_of<T>(l, pilots);
+  const Work w = work_of<T>(l);
   // The warpgroup index through a shuffle: the compiler then knows it is uniform per warp, and
   // a wgmma issued under a branch on it is not taken for a divergent one (which it serialises).
   const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0),
@@ -111,6 +111,7 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
 #pragma unroll
     for (int i = 0; i < 64; ++i) sum[i] += acc[i];
     if ((c + 1) % l.flush == 0 || c + 1 == w.chunks) {
+      const bool add = c + 1 > l.flush;  // not the range's first flush
       // Register 4i + 2h + e: row 16 warp + lane / 4 + 8h, column 8i + 2 (lane % 4) + e.
 #pragma unroll
       for (int i = 0; i < 16; ++i)
@@ -121,10 +122,10 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
             const int row = wg * 64 + warp * 16 + lane / 4 + 8 * h,
                       col = 8 * i + 2 * (lane % 4) + e;
             float& s = sum[4 * i + 2 * h + e];
-            if (!w.diag || col <= row) add_partial(out + row * T + col, s);
+            if (!w.diag || col <= row) put_partial(out + row * T + col, s, add);
             s = 0.0f;
           }
-      if (w.diag) flush_lanes<T, COMPS>(out, lsum);
+      if (w.diag) flush_lanes<T, COMPS>(out, lsum, add);
     }
   };
   // Where chunk c + 1 starts an item: that item's planes from its raw samples, once they have
@@ -143,6 +144,7 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
 
 #pragma unroll
   for (int c = 0; c < kRing; ++c) issue(c);
+  lane_pilots<T, COMPS>(l, w, pilots);
   cp_wait<kRing - 1>();
   __syncthreads();  // chunk 0 and the pilots
   split(0);

@@ -293,14 +293,7 @@ __device__ __forceinline__ void sum_chunks(const Onepass32Args& a, const float* 
 template <int COMPS>
 __device__ __forceinline__ float lane_pilot(const Onepass32Args& a, const float* xb, int tid) {
   if (tid >= a.channels * COMPS) return 0.0f;
-  const float* row = xb + (tid / COMPS) * a.pitch + tid % COMPS;
-  float x[kPilotSamples];
-#pragma unroll
-  for (int i = 0; i < kPilotSamples; ++i) x[i] = i < a.n ? row[i * COMPS] : 0.0f;  // loads at once
-  float s = 0.0f;
-#pragma unroll
-  for (int i = 0; i < kPilotSamples; ++i) s += x[i];  // adding 0 past n changes nothing
-  return __fdiv_rn(s, static_cast<float>(a.n < kPilotSamples ? a.n : kPilotSamples));
+  return herk_tc::row_pilot<COMPS>(xb + (tid / COMPS) * a.pitch + tid % COMPS, a.n);
 }
 
 // One warp's role in every batch of its grid row: batches blockIdx.y, + gridDim.y, ...; chunks
