@@ -147,8 +147,8 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) cov_herk_wg64(const He
     fence_proxy_async_smem();  // written by this thread, read by wgmma (the async proxy)
   };
   // The planes' descriptors: one built, the others a constant past it (the address field is
-  // in 16-byte units and the planes end far below its 256 KB; rebuilt for each wgmma, they
-  // took ~5 instructions each).
+  // in 16-byte units and the planes end far below its 256 KB; rebuilt for each wgmma, each
+  // took an address add, a mask, a shift and the fields' OR).
   const std::uint64_t desc0 = smem_desc(smem_addr(planes), 16, 1024);
   auto multiply = [&](auto parity, const std::uint32_t(&a)[4][4]) {
     constexpr std::uint64_t half = decltype(parity)::value * kBuf * sizeof(float) / 16,
