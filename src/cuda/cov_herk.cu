@@ -1,6 +1,7 @@
 // Covariance rung cuda.herk: the tiled SYRK/HERK kernel of ocl.herk on CUDA (lower 64x64 lane
 // tiles, shared-memory chunks, f32/cf32/ci8/ci16, batches); the default past cuda.onepass.
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -261,6 +262,12 @@ bool herk_tc_wg64(const Device& dev, const Params& p) {
   return v == 2 || (dev.caps.has(Cap::wgmma_sm90a) && dev.local_memory >= herk_wg64_shared_bytes());
 }
 
+// Whether the one 128-lane tile splits into scaled f16 parts: SPLIT=f16, or auto; SPLIT=tf32
+// keeps the tf32 parts.
+bool herk_tc_f16(const Params& p) {
+  return !(p.count("SPLIT") && p.at("SPLIT") == 1);
+}
+
 int mode_of(DType t) {
   return t == DType::c64 ? 1 : t == DType::ci8 ? 2 : t == DType::ci16 ? 3 : 0;
 }
@@ -289,6 +296,12 @@ class CudaHerkPlan : public CovPlan {
     const std::int64_t rows = tile_rows();
     tiles_ = rows * (rows + 1) / 2;
     wg64_ = tensor_cores_ && herk_tc_halves(tile_, tiles_) && herk_tc_wg64(dev, p);
+    f16_ = tensor_cores_ && herk_tc_f16_shape(tile_, tiles_) && herk_tc_f16(p);
+    if (f16_) {
+      scale_ = DeviceBuffer(std::size_t(d.batch * d.lanes()) * 4, "covariance lane scales");
+      redo_ = DeviceBuffer(sizeof(int), "covariance redo flag");
+      KAFEL_CUDA_CHECK(cudaMemset(redo_.as<int>(), 0, sizeof(int)));  // no run's epoch
+    }
     const std::int64_t resident =
         tensor_cores_
             ? herk_tc_resident_blocks(ordinal_, tile_, d.complex() ? 2 : 1, int(tiles_), wg64_)
@@ -367,13 +380,30 @@ class CudaHerkPlan : public CovPlan {
       merge_h3(pilot, out);
       return;
     }
+    if (f16_) {
+      // A lane's scale from its first samples did not hold in this block: from now on this
+      // plan splits into tf32 parts, and this block is computed again so.
+      int redo = 0;
+      redo_.download(&redo, sizeof redo);
+      if (redo == epoch_) {
+        f16_ = false;
+        run(last_slot_);
+        stream_.synchronize();
+        pilot_.download(pilot.data(), pilot.size() * 4);
+      }
+    }
     std::vector<char> raw(std::size_t(desc_.batch * tiles_ * pstride_ * w_) * 8);
     partial_.download(raw.data(), raw.size());
+    std::vector<float> scale;
+    if (f16_) {
+      scale.resize(pilot.size());
+      scale_.download(scale.data(), scale.size() * 4);
+    }
     out.reset(desc_);
     if (desc_.integer())
-      merge(reinterpret_cast<const long long*>(raw.data()), pilot, out);
+      merge(reinterpret_cast<const long long*>(raw.data()), pilot, scale, out);
     else
-      merge(reinterpret_cast<const double*>(raw.data()), pilot, out);
+      merge(reinterpret_cast<const double*>(raw.data()), pilot, scale, out);
   }
 
   std::string timer() const override { return "cuda-events"; }
@@ -468,6 +498,13 @@ class CudaHerkPlan : public CovPlan {
         l.flush = flush_;
         l.wg64 = wg64_;
         l.pilot = pilot_.as<float>();
+        if (f16_) {
+          l.f16 = true;
+          l.scale = scale_.as<float>();
+          l.redo = redo_.as<int>();
+          epoch_ = epoch_ == INT_MAX ? 1 : epoch_ + 1;
+          l.epoch = epoch_;
+        }
         l.partial = partial_.as<double>();
         launch_herk_tc(l, stream_);
         return;
@@ -555,9 +592,11 @@ class CudaHerkPlan : public CovPlan {
   }
 
   // Sums the sample ranges of every tile in order (float64 or exact int64), then lanes ->
-  // moments (the same layout as ocl.herk's partials; herk_tc_halves: F + F^T).
+  // moments (the same layout as ocl.herk's partials; herk_tc_halves: F + F^T). `scale`: the
+  // f16 split's lane scales (empty otherwise), by which its sums are divided.
   template <class Wide>
-  void merge(const Wide* part, const std::vector<float>& pilot, CovMoments& out) const {
+  void merge(const Wide* part, const std::vector<float>& pilot, const std::vector<float>& scale,
+             CovMoments& out) const {
     const std::int64_t k = desc_.lanes();
     std::vector<double> p(k), sum(k), packed(std::size_t(k * (k + 1) / 2));
     const bool halves = tensor_cores_ && herk_tc_halves(tile_, tiles_);
@@ -575,12 +614,14 @@ class CudaHerkPlan : public CovPlan {
       };
       for (std::int64_t i = 0; i < k; ++i) {
         const std::int64_t ti = i / T;
+        const double si = scale.empty() ? 1.0 : double(scale[b * k + i]);
         p[i] = pilot[b * k + i];
-        sum[i] = tile_sum(ti * (ti + 1) / 2 + ti, T * T + i % T, true);
+        sum[i] = tile_sum(ti * (ti + 1) / 2 + ti, T * T + i % T, true) / si;
         for (std::int64_t j = 0; j <= i; ++j) {
           const std::int64_t tj = j / T;
+          const double sj = scale.empty() ? 1.0 : double(scale[b * k + j]);
           packed[i * (i + 1) / 2 + j] =
-              tile_sum(ti * (ti + 1) / 2 + tj, (i % T) * T + j % T, ti == tj);
+              tile_sum(ti * (ti + 1) / 2 + tj, (i % T) * T + j % T, ti == tj) / (si * sj);
         }
       }
       moments_from_lanes(desc_, b, p.data(), sum.data(), packed.data(), out);
@@ -600,8 +641,11 @@ class CudaHerkPlan : public CovPlan {
   int flush_ = 32;
   bool tensor_cores_ = false;
   bool h3_ = false;
-  int tile_ = kTile;        // lane tile edge
-  bool wg64_ = false;       // one 64-lane tile on wgmma (MMA)
+  int tile_ = kTile;   // lane tile edge
+  bool wg64_ = false;  // one 64-lane tile on wgmma (MMA)
+  bool f16_ = false;   // the one 128-lane tile's scaled f16 split (SPLIT; tf32 after a redo)
+  int epoch_ = 0;      // the f16 split's run count, which a redo flag names
+  DeviceBuffer scale_;
   std::int64_t w_ = 0;      // doubles per partial
   std::int64_t pitch_ = 0;  // floats per channel row of the tensor-core kernel's layout
   // Ranges of off-diagonal tiles (splits_ of range_ samples; every tile of the SIMT kernel) and
@@ -658,7 +702,8 @@ CovKernel herk_tc_kernel() {
       "cuda.herk on tensor cores: lower 64x64 (mma.sync) or 128x128 (wgmma, sm_90a) lane tiles, "
       "32-sample chunks split once into tf32 big and small planes in shared memory, each product "
       "as three tf32 MMAs (float accuracy; one 64-lane tile: the square big * (v - big/2)^T in "
-      "two, summed with its transpose), float64 merge; f32 and cf32, sm_80+";
+      "two, summed with its transpose; one 128-lane tile: lanes scaled into f16 parts, three "
+      "products at f16's rate), float64 merge; f32 and cf32, sm_80+";
   k.rung = 3;
   k.sample_types = {DType::f32, DType::c64};
   k.tensor_peak = "tf32";
@@ -676,7 +721,11 @@ CovKernel herk_tc_kernel() {
       choice("MMA", 0, {"auto", "sync", "wgmma"}, true,
              "one 64-lane tile (at most 64 real lanes): mma.sync from split planes (sm_80+), or "
              "wgmma with the big parts in registers (sm_90a; H200, 64 f32 x 1M: 0.137-0.141 "
-             "against 0.175 ms); auto: wgmma where the GPU has it")};
+             "against 0.175 ms); auto: wgmma where the GPU has it"),
+      choice("SPLIT", 0, {"auto", "tf32", "f16"}, true,
+             "the one 128-lane tile's parts (65-128 real lanes): tf32, or f16 of each lane scaled "
+             "by a power of two (three products at twice the rate; tf32 again where a scale does "
+             "not hold); auto: f16")};
   // Above cuda.herk where the GPU has mma.sync (the float types); cuda.onepass stays first.
   k.preference = 6;
   const auto base = k.can_implement;
@@ -694,6 +743,12 @@ CovKernel herk_tc_kernel() {
                d.shape() + " has " + std::to_string(d.lanes()) +
                (tile == 128 ? ", TILE=128)" : ")");
     }
+    if (p.count("SPLIT") && p.at("SPLIT") == 2 &&
+        !(dev.caps.has(Cap::wgmma_sm90a) && d.lanes() <= 128 &&
+          (tile == 128 || (d.lanes() > 64 && !(p.count("TILE") && p.at("TILE") == 1)))))
+      return "cuda.herk_tc SPLIT=f16 is the one 128-lane wgmma tile (sm_90a; 65-128 real lanes, "
+             "or up to 128 with TILE=128; " +
+             d.shape() + " has " + std::to_string(d.lanes()) + ")";
     if (dev.local_memory < herk_tc_shared_bytes(tile))
       return "cuda.herk_tc with " + std::to_string(tile) + "-lane tiles needs " +
              std::to_string(herk_tc_shared_bytes(tile) / 1024) +

@@ -38,6 +38,13 @@ struct HerkLaunch {
   int tiles = 1, rows = 1, splits = 1, dsplits = 1, pstride = 1, flush = 16;
   bool wg64 = false;       // herk_tc_halves' one tile on wgmma (sm_90a) rather than mma.sync
   float* pilot = nullptr;  // stored by the kernel: each lane's pilot, for the host's merge
+  // The one 128-lane tile's f16 split (herk_tc_f16): each lane's power-of-two scale stored
+  // beside its pilot (the partials hold scaled sums; the merge divides), and `epoch` put into
+  // *redo where a lane's scale did not hold (the host then runs the tf32 split).
+  bool f16 = false;
+  float* scale = nullptr;
+  int* redo = nullptr;
+  int epoch = 0;
   double* partial = nullptr;
   int blocks() const { return (tiles - rows) * splits + rows * dsplits; }
 };
@@ -61,6 +68,12 @@ inline constexpr int kHerkTcChunk = 32;
 // 0.386-0.401 ms; its diagonal tiles then take one chunk per item where they take two.)
 inline bool herk_tc_halves(int tile, long long tiles) {
   return tile == 64 && tiles == 1;
+}
+// Where the tensor-core kernel splits into scaled f16 parts instead of tf32 ones: the one
+// 128-lane tile (65-128 real lanes, or at most 128 with TILE=128), whose three products per
+// sample then run at f16's rate and read half the shared-memory bytes.
+inline bool herk_tc_f16_shape(int tile, long long tiles) {
+  return tile == 128 && tiles == 1;
 }
 // Launches the tensor-core kernel; it needs at most herk_tc_shared_bytes(l.tile) of shared memory
 // per block, and herk_tc_resident_blocks of a launch of `tiles` lane tiles per batch fit on one SM

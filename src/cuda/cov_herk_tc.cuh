@@ -259,6 +259,15 @@ __device__ __forceinline__ float row_pilot(const float* row, long long n) {
   for (int i = 0; i < kPilotSamples; ++i) s += x[i];  // adding 0 past n changes nothing
   return __fdiv_rn(s, static_cast<float>(n < kPilotSamples ? n : kPilotSamples));
 }
+// row_pilot, and the largest |x - pilot| over the same samples (from which the f16 split takes
+// its lane scale; NaNs left out, an infinity gives an infinite or NaN pilot).
+template <int COMPS>
+__device__ __forceinline__ float row_pilot(const float* row, long long n, float& peak) {
+  const float p = row_pilot<COMPS>(row, n);
+  peak = 0.0f;
+  for (int i = 0; i < kPilotSamples && i < n; ++i) peak = fmaxf(peak, fabsf(row[i * COMPS] - p));
+  return p;
+}
 
 // The pilots of a block's tile into shared `pilots` (row tile's T, then column tile's T; 0 past
 // the last lane), found by the block itself where a launch of their own before the kernel took

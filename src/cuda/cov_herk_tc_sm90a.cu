@@ -1,5 +1,7 @@
 // Covariance rung cuda.herk_tc on 128-lane tiles (sm_90a): the split planes in wgmma's 128-byte
-// swizzled layout, two warpgroups of 64 x 128 lanes, three tf32 wgmma per k step (float accuracy).
+// swizzled layout, two warpgroups of 64 x 128 lanes, three tf32 (or scaled f16) wgmma per k step.
+#include <cuda_fp16.h>
+
 #include <cstdint>
 #include <type_traits>
 
@@ -19,6 +21,60 @@ constexpr int kBuf = 4 * kPlane;    // one chunk's planes: big and small of each
 // The planes of two chunks (1024-byte aligned, as the swizzle needs), then the cp.async ring.
 constexpr std::size_t kSharedBytes = (2 * kBuf + kRing * 2 * kRawPanel<T>)*sizeof(float) + 1024;
 
+// The f16 split of one chunk of a one-tile launch (every tile diagonal, 2T threads in 16-float
+// runs, as split_chunk's): y = (x - pilot) * scale, a power of two per lane that puts the lane's
+// first samples below 2^7, is exact; big = y to f16 and small = y - big to f16 carry 22 bits, as
+// tf32's two parts do, at twice tf32's rate and half its shared-memory bytes. The item's planes
+// hold 64 samples (two chunks, `at` = 0 or 32 the chunk's first) in rows of 128 bytes, the same
+// swizzled rows as the tf32 planes. Sums y (the host divides by the scale) and keeps the
+// largest |y|, which must stay below 2^15 for the scale to hold.
+template <int T, int COMPS, bool TAIL>
+__device__ __forceinline__ void split_chunk_f16(const float* raw, std::uint8_t* big,
+                                                const float* pilots, const float* scales, int at,
+                                                int valid, float (&lsum)[COMPS],
+                                                float (&peak)[COMPS]) {
+  constexpr int runs = kChunk * COMPS / 16, n = 16 / COMPS;
+  const int r = threadIdx.x / runs, q = threadIdx.x % runs;
+  const float* src = raw + r * kRawRow<COMPS>;
+  float v[16];
+#pragma unroll
+  for (int u = 0; u < 4; ++u) {
+    const float4 f = *reinterpret_cast<const float4*>(src + raw_piece(r, q * 4 + u));
+    v[4 * u] = f.x, v[4 * u + 1] = f.y, v[4 * u + 2] = f.z, v[4 * u + 3] = f.w;
+  }
+  const int s0 = q * n;  // the chunk's first sample of these
+#pragma unroll
+  for (int k = 0; k < COMPS; ++k) {
+    const int lane = r * COMPS + k;
+    const float sc = fabsf(scales[lane]), shift = -pilots[lane] * sc;
+    std::uint32_t hb[n / 2], hs[n / 2];
+#pragma unroll
+    for (int i = 0; i < n; i += 2) {
+      float y0 = fmaf(v[i * COMPS + k], sc, shift), y1 = fmaf(v[(i + 1) * COMPS + k], sc, shift);
+      if (TAIL) {
+        y0 = s0 + i < valid ? y0 : 0.0f;
+        y1 = s0 + i + 1 < valid ? y1 : 0.0f;
+      }
+      lsum[k] += y0 + y1;
+      peak[k] = fmaxf(peak[k], fmaxf(fabsf(y0), fabsf(y1)));
+      const __half2 b = __floats2half2_rn(y0, y1);
+      const float2 back = __half22float2(b);
+      const __half2 sm = __floats2half2_rn(y0 - back.x, y1 - back.y);
+      hb[i / 2] = *reinterpret_cast<const std::uint32_t*>(&b);
+      hs[i / 2] = *reinterpret_cast<const std::uint32_t*>(&sm);
+    }
+#pragma unroll
+    for (int j = 0; j < n / 8; ++j) {
+      const int piece = (at + s0) / 8 + j;
+      std::uint8_t* d = big + lane * 128 + ((piece ^ (lane % 8)) * 16);
+      *reinterpret_cast<uint4*>(d) =
+          make_uint4(hb[4 * j], hb[4 * j + 1], hb[4 * j + 2], hb[4 * j + 3]);
+      *reinterpret_cast<uint4*>(d + T * 128) =
+          make_uint4(hs[4 * j], hs[4 * j + 1], hs[4 * j + 2], hs[4 * j + 3]);
+    }
+  }
+}
+
 // Grid (tiles * splits, batches), 256 threads = two warpgroups, each 64 rows x 128 columns of a
 // 128 x 128 lower tile (on diagonal tiles, 64 x 64 for the first).
 // Per chunk: the split pass writes the next chunk's planes while the tensor cores multiply this
@@ -26,7 +82,10 @@ constexpr std::size_t kSharedBytes = (2 * kBuf + kRing * 2 * kRawPanel<T>)*sizeo
 // round-to-nearest float addition into the running sums: the tensor cores' own accumulation
 // truncates) and the previous chunk's accumulator is folded; the ring keeps two chunks in
 // flight meanwhile.
-template <int COMPS>
+// F16SPLIT (HerkLaunch::f16, one tile: every block diagonal): split_chunk_f16's parts, a step is an
+// item of two chunks (k16 wgmma over its 64 samples) instead of a chunk; the block raises
+// l.redo (to l.epoch) where a lane's scale did not hold, and the host runs tf32 instead.
+template <int COMPS, bool F16SPLIT>
 __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
 #if KAFEL_SM90A_DEVICE
   using namespace sm90;
@@ -35,6 +94,7 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
       reinterpret_cast<float*>(smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023));
   float* ring = planes + 2 * kBuf;
   __shared__ float pilots[2 * T];
+  __shared__ float scales[F16SPLIT ? T : 1];  // each lane's scale, negative where it has none
   const Work w = work_of<T>(l);
   // The warpgroup index through a shuffle: the compiler then knows it is uniform per warp, and
   // a wgmma issued under a branch on it is not taken for a divergent one (which it serialises).
@@ -51,16 +111,28 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
     copy_chunk<T, COMPS>(l, w, 2 * i + 1, raw + kRawPanel<T>);
     cp_commit();
   };
-  float lsum[COMPS];
+  float lsum[COMPS], peak[COMPS];
 #pragma unroll
-  for (int k = 0; k < COMPS; ++k) lsum[k] = 0.0f;
+  for (int k = 0; k < COMPS; ++k) lsum[k] = peak[k] = 0.0f;
   // Item i's planes: buffer i % 2; panel (or half) p's big plane at p * 2 * kPlane, its small
   // plane after.
   auto valid = [&](int c) { return c < w.chunks - 1 ? kChunk : c == w.chunks - 1 ? w.tail : 0; };
   auto split = [&](int i) {
     const float* raw = ring + (i % kRing) * 2 * kRawPanel<T>;
     float* dst = planes + (i % 2) * kBuf;
-    if (w.diag) {
+    if constexpr (F16SPLIT) {
+      auto* big = reinterpret_cast<std::uint8_t*>(dst);
+#pragma unroll 1
+      for (int h = 0; h < 2; ++h) {
+        const int v = valid(2 * i + h);
+        if (v < kChunk)
+          split_chunk_f16<T, COMPS, true>(raw + h * kRawPanel<T>, big, pilots, scales, 32 * h, v,
+                                          lsum, peak);
+        else
+          split_chunk_f16<T, COMPS, false>(raw + h * kRawPanel<T>, big, pilots, scales, 32 * h, v,
+                                           lsum, peak);
+      }
+    } else if (w.diag) {
 #pragma unroll 1
       for (int h = 0; h < 2; ++h)
         split_tile_chunk<T, COMPS, true>(true, raw + h * kRawPanel<T>, dst + h * 2 * kPlane,
@@ -81,7 +153,7 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
   // On diagonal tiles the first warpgroup's rows (0..63) need only columns 0..63: it issues
   // 64-column multiplies into the accumulator's first half (the second stays zero).
   auto multiply = [&](auto narrow, int c, float(&acc)[64]) {
-    const int i = w.diag ? c / 2 : c, h = w.diag ? c % 2 : 0;
+    const int i = F16SPLIT || !w.diag ? c : c / 2, h = !F16SPLIT && w.diag ? c % 2 : 0;
     const std::uint32_t buf = smem_addr(planes + (i % 2) * kBuf) + h * 2 * kSmall;
     const std::uint32_t a = buf + wg * 64 * 128;  // this warpgroup's 64 rows of the row panel
     const std::uint32_t b = w.diag ? buf : buf + 2 * kSmall;
@@ -93,7 +165,15 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
       const std::uint64_t as = smem_desc(a + kSmall + kk * 32, 16, 1024);
       const std::uint64_t bb = smem_desc(b + kk * 32, 16, 1024);
       const std::uint64_t bs = smem_desc(b + kSmall + kk * 32, 16, 1024);
-      if constexpr (decltype(narrow)::value) {
+      if constexpr (F16SPLIT && decltype(narrow)::value) {
+        wgmma<0, 0>(F16{}, half, as, bb, kk == 0 ? 0u : 1u);
+        wgmma<0, 0>(F16{}, half, ab, bs, 1u);
+        wgmma<0, 0>(F16{}, half, ab, bb, 1u);
+      } else if constexpr (F16SPLIT) {
+        wgmma<0, 0>(F16{}, acc, as, bb, kk == 0 ? 0u : 1u);
+        wgmma<0, 0>(F16{}, acc, ab, bs, 1u);
+        wgmma<0, 0>(F16{}, acc, ab, bb, 1u);
+      } else if constexpr (decltype(narrow)::value) {
         wgmma(Tf32{}, half, as, bb, kk == 0 ? 0u : 1u);
         wgmma(Tf32{}, half, ab, bs, 1u);
         wgmma(Tf32{}, half, ab, bb, 1u);
@@ -105,13 +185,17 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
     }
     wgmma_commit();
   };
-  // Chunk c's products (complete in `acc`) into the sums, flushed every l.flush chunks.
+  // The pipeline's steps: chunks, or with the f16 split items (two chunks, one k16 pass), of
+  // which a flush takes half as many.
+  const int steps = F16SPLIT ? (w.chunks + 1) / 2 : w.chunks,
+            per_flush = F16SPLIT ? (l.flush + 1) / 2 : l.flush;
+  // Step c's products (complete in `acc`) into the sums, flushed every per_flush steps.
   auto fold = [&](int c, float(&acc)[64]) {
     fence_registers(acc);
 #pragma unroll
     for (int i = 0; i < 64; ++i) sum[i] += acc[i];
-    if ((c + 1) % l.flush == 0 || c + 1 == w.chunks) {
-      const bool add = c + 1 > l.flush;  // not the range's first flush
+    if ((c + 1) % per_flush == 0 || c + 1 == steps) {
+      const bool add = c + 1 > per_flush;  // not the range's first flush
       // Register 4i + 2h + e: row 16 warp + lane / 4 + 8h, column 8i + 2 (lane % 4) + e.
 #pragma unroll
       for (int i = 0; i < 16; ++i)
@@ -128,12 +212,12 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
       if (w.diag) flush_lanes<T, COMPS>(out, lsum, add);
     }
   };
-  // Where chunk c + 1 starts an item: that item's planes from its raw samples, once they have
-  // landed and every warpgroup is done with chunk c - 1's multiplies (the planes it overwrites
-  // are those of the item before chunk c's).
+  // Where step c + 1 starts an item: that item's planes from its raw samples, once they have
+  // landed and every warpgroup is done with step c - 1's multiplies (the planes it overwrites
+  // are those of the item before step c's).
   auto prepare = [&](int c) {
-    if (c + 1 < w.chunks && (!w.diag || c % 2 == 1)) {
-      const int i = w.diag ? (c + 1) / 2 : c + 1;  // the item chunk c + 1 starts
+    if (c + 1 < steps && (F16SPLIT || !w.diag || c % 2 == 1)) {
+      const int i = !F16SPLIT && w.diag ? (c + 1) / 2 : c + 1;  // the item step c + 1 starts
       cp_wait<kRing - 2>();
       block_barrier();
       issue(i - 1 + kRing);
@@ -144,7 +228,26 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
 
 #pragma unroll
   for (int c = 0; c < kRing; ++c) issue(c);
-  lane_pilots<T, COMPS>(l, w, pilots);
+  if constexpr (F16SPLIT) {
+    // One tile: lane e's pilot and scale, from its first samples (2^8 of headroom for later
+    // ones; none where they are all the pilot or not finite).
+    for (int e = threadIdx.x; e < T; e += blockDim.x) {
+      float p = 0.0f, first = 0.0f, sc = -1.0f;
+      if (e < l.lanes) {
+        p = row_pilot<COMPS>(l.x + w.b * l.bstep + e / COMPS * l.cstep + e % COMPS, l.n, first);
+        const float head = first * 256.0f;
+        if (head > 0.0f && head < INFINITY) sc = h3_scale(__float_as_uint(head));
+        if (w.split == 0) {
+          l.pilot[w.b * l.lanes + e] = p;
+          l.scale[w.b * l.lanes + e] = fabsf(sc);
+        }
+      }
+      pilots[e] = p;
+      scales[e] = sc;
+    }
+  } else {
+    lane_pilots<T, COMPS>(l, w, pilots);
+  }
   cp_wait<kRing - 1>();
   __syncthreads();  // chunk 0 and the pilots
   split(0);
@@ -158,7 +261,7 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
     multiply(narrow, 0, acc0);
     prepare(0);
     int c = 1;
-    for (; c + 1 < w.chunks; c += 2) {
+    for (; c + 1 < steps; c += 2) {
       multiply(narrow, c, acc1);
       wgmma_wait<1>();
       fold(c - 1, acc0);
@@ -168,7 +271,7 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
       fold(c, acc1);
       prepare(c + 1);
     }
-    if (c < w.chunks) {
+    if (c < steps) {
       multiply(narrow, c, acc1);
       wgmma_wait<1>();
       fold(c - 1, acc0);
@@ -183,6 +286,16 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
     pipeline(std::true_type{});
   else
     pipeline(std::false_type{});
+  if constexpr (F16SPLIT) {
+    // A scaled value at 2^15 or past (f16 ends at 65504), or one of a lane without a scale.
+    bool bad = false;
+#pragma unroll
+    for (int k = 0; k < COMPS; ++k) {
+      const int e = threadIdx.x / (kChunk * COMPS / 16) * COMPS + k;
+      bad |= !(peak[k] < 32768.0f) || (scales[e] < 0.0f && peak[k] > 0.0f);
+    }
+    if (bad) *l.redo = l.epoch;
+  }
 #else
   (void)l;
   __trap();
@@ -196,13 +309,14 @@ std::size_t herk_wg_shared_bytes() {
 }
 
 int herk_wg_resident_blocks(int ordinal, int comps) {
-  return comps == 2 ? resident_blocks(cov_herk_wg<2>, kThreads, kSharedBytes, ordinal)
-                    : resident_blocks(cov_herk_wg<1>, kThreads, kSharedBytes, ordinal);
+  return comps == 2 ? resident_blocks(cov_herk_wg<2, false>, kThreads, kSharedBytes, ordinal)
+                    : resident_blocks(cov_herk_wg<1, false>, kThreads, kSharedBytes, ordinal);
 }
 
 void launch_herk_wg(const HerkLaunch& l, cudaStream_t stream) {
-  l.comps == 2 ? launch_kernel(cov_herk_wg<2>, kThreads, kSharedBytes, l, stream, "cov_herk_wg")
-               : launch_kernel(cov_herk_wg<1>, kThreads, kSharedBytes, l, stream, "cov_herk_wg");
+  const Kernel k = l.f16 ? (l.comps == 2 ? cov_herk_wg<2, true> : cov_herk_wg<1, true>)
+                         : (l.comps == 2 ? cov_herk_wg<2, false> : cov_herk_wg<1, false>);
+  launch_kernel(k, kThreads, kSharedBytes, l, stream, l.f16 ? "cov_herk_wg f16" : "cov_herk_wg");
 }
 
 }  // namespace kafel::cuda

@@ -454,6 +454,114 @@ TEST(CovArrayCuda, HerkTcNonFiniteSamples) {
   }
 }
 
+// Relative Frobenius error of a kernel's covariance of s (real and imaginary parts) against
+// float64.
+double cov_error(const Device& d, const std::string& kernel, const Params& p,
+                 const test::CovSamples& s) {
+  CovOptions o;
+  o.kernel = kernel;
+  o.params = p;
+  const CovResult r = covariance(d, s.view, o);
+  const CovResult ref = reference_covariance(s.view);
+  double err = 0, norm = 0;
+  for (std::size_t i = 0; i < ref.cov.size(); ++i) {
+    err += (r.cov[i] - ref.cov[i]) * (r.cov[i] - ref.cov[i]);
+    norm += ref.cov[i] * ref.cov[i];
+    if (r.complex()) {
+      err += (r.cov_im[i] - ref.cov_im[i]) * (r.cov_im[i] - ref.cov_im[i]);
+      norm += ref.cov_im[i] * ref.cov_im[i];
+    }
+  }
+  return std::sqrt(err / norm);
+}
+
+// The one 128-lane tile with both splits, SPLIT=tf32 and SPLIT=f16 (sm_90a; refused elsewhere
+// and past one tile): lane counts around the warpgroups' rows, chunk tails and odd items, short
+// and long runs with offset means, both layouts, batches, flushes of one and of an odd count of
+// chunks; lanes of many magnitudes (for f16 from 1e-30 to 1e30: each lane its own scale) and
+// the two cases where the f16 split's scale from the first samples does not hold (growth past
+// 2^8, silent first samples), which the tf32 split then computes; a NaN or an infinity makes
+// exactly its channel's row and column non-finite.
+TEST(CovArrayCuda, HerkTcOne128LaneTileBothSplits) {
+  REQUIRE_CUDA(devs);
+  for (const Device& d : devs) {
+    if (!d.caps.has(Cap::mma_sm80)) continue;
+    for (std::int64_t split : {1, 2}) {  // tf32, f16
+      const Params p{{"SPLIT", split}};
+      try {
+        choose_cov(d, CovDesc{100, 1000}, "cuda.herk_tc", p);
+      } catch (const Unsupported& e) {
+        EXPECT_FALSE(d.caps.has(Cap::wgmma_sm90a)) << d.id << ": " << e.what();
+        std::printf("[ skipped  ] %s SPLIT=%s: %s\n", d.id.c_str(), split == 1 ? "tf32" : "f16",
+                    e.what());
+        continue;
+      }
+      if (split == 2) {
+        EXPECT_THROW(choose_cov(d, CovDesc{129, 1000}, "cuda.herk_tc", p), Unsupported);
+        EXPECT_THROW(choose_cov(d, CovDesc{64, 1000}, "cuda.herk_tc", p), Unsupported);
+        EXPECT_THROW(choose_cov(d, CovDesc{100, 1000}, "cuda.herk_tc", {{"SPLIT", 2}, {"TILE", 1}}),
+                     Unsupported);
+      }
+      for (DType t : kFloatTypes) {
+        const std::int64_t comps = t == DType::c64 ? 2 : 1;
+        for (std::int64_t lanes : {66, 100, 128}) {
+          const std::int64_t c = lanes / comps;
+          for (SampleLayout l : {SampleLayout::Planar, SampleLayout::Interleaved}) {
+            test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, t, c, 2, l, 1, 1e-6, p);
+            test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, t, c, 1000 + 33, l, 1, 1e-6,
+                                 p);
+            test::check_cov_case(d, "cuda.herk_tc", SignalKind::Random, t, c, 95, l, 3, 1e-6, p);
+          }
+        }
+        for (std::int64_t n : {31, 33, 64, 65, 97, 4099})
+          test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, t, 100 / comps, n,
+                               SampleLayout::Planar, 2, 1e-6, p);
+        for (std::int64_t flush : {1, 3})
+          test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, t, 128 / comps, 20011,
+                               SampleLayout::Planar, 1, 1e-6, {{"SPLIT", split}, {"FLUSH", flush}});
+        test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, t, 128 / comps,
+                             comps == 2 ? 1048573 : 262147, SampleLayout::Planar, 1, 1e-6, p);
+        test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, t, 80 / comps, 16411,
+                             SampleLayout::Interleaved, 37, 1e-6, p);
+        test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, t, 40 / comps, 5003,
+                             SampleLayout::Planar, 2, 1e-6, {{"SPLIT", split}, {"TILE", 2}});
+        for (float v : {std::nanf(""), INFINITY, -INFINITY})
+          EXPECT_TRUE(only_channel_non_finite(d, "cuda.herk_tc", p, t, 100 / comps, 5000, 13, v));
+      }
+      // Growth past 2^8 times the first samples after sample 9000, and channels whose first
+      // 100 samples are silent: every other channel pair of 50 complex channels.
+      for (int kind = 0; kind < 2; ++kind) {
+        const std::int64_t C = 50, N = 20000;
+        test::CovSamples s =
+            test::make_cov_samples(SignalKind::Random, DType::c64, C, N, SampleLayout::Planar);
+        auto* x = reinterpret_cast<float*>(s.bytes.data());
+        for (std::int64_t c = 0; c < C; c += 2)
+          for (std::int64_t i = 0; i < 2 * N; ++i) {
+            float& v = x[c * 2 * N + i];
+            if (kind == 0 && i >= 2 * 9000) v *= 1e4f;
+            if (kind == 1) v = i < 2 * 100 ? 0.0f : v * 1e-6f;
+          }
+        EXPECT_LE(cov_error(d, "cuda.herk_tc", p, s), 1e-6)
+            << d.id << " SPLIT " << split << (kind ? " silent start" : " growth");
+      }
+      // Only the f16 split scales its lanes: the tf32 one keeps float's range for the products
+      // (|x - pilot| from about 1e-19 to 1e19), as the kernels that sum in float do.
+      for (float magnitude : {1e-30f, 1e-6f, 1e6f, 1e30f}) {
+        if (split == 1 && (magnitude < 1e-20f || magnitude > 1e20f)) continue;
+        test::CovSamples s =
+            test::make_cov_samples(SignalKind::Random, DType::f32, 100, 5000, SampleLayout::Planar);
+        auto* x = reinterpret_cast<float*>(s.bytes.data());
+        // Channel c scaled by magnitude * 2^(c % 7): lanes of different scales side by side.
+        for (std::int64_t c = 0; c < 100; ++c)
+          for (std::int64_t i = 0; i < 5000; ++i)
+            x[c * 5000 + i] *= magnitude * float(1 << (c % 7));
+        EXPECT_LE(cov_error(d, "cuda.herk_tc", p, s), 1e-6)
+            << d.id << " SPLIT " << split << " magnitude " << magnitude;
+      }
+    }
+  }
+}
+
 // Long runs (several sample ranges, each of at most 8192 samples in float), offset means, tails
 // that are not whole k-tiles, lanes that are not whole tiles, batches, given split counts, and
 // samples of every magnitude (each lane takes its own power-of-two scale).
@@ -486,17 +594,7 @@ TEST(CovArrayCuda, HerkH3LongRunsScalesAndBatches) {
           if (kind == 0 && i >= 2 * 9000) v *= 1e4f;
           if (kind == 1) v = i < 2 * 8192 ? 0.0f : v * 1e-6f;
         }
-      CovOptions o;
-      o.kernel = k;
-      const CovResult r = covariance(d, s.view, o);
-      const CovResult ref = reference_covariance(s.view);
-      double err = 0, norm = 0;
-      for (std::size_t i = 0; i < ref.cov.size(); ++i) {
-        err += (r.cov[i] - ref.cov[i]) * (r.cov[i] - ref.cov[i]) +
-               (r.cov_im[i] - ref.cov_im[i]) * (r.cov_im[i] - ref.cov_im[i]);
-        norm += ref.cov[i] * ref.cov[i] + ref.cov_im[i] * ref.cov_im[i];
-      }
-      EXPECT_LE(std::sqrt(err / norm), 1e-6) << d.id << (kind ? " silent start" : " growth");
+      EXPECT_LE(cov_error(d, k, {}, s), 1e-6) << d.id << (kind ? " silent start" : " growth");
     }
     for (float magnitude : {1e-30f, 1e-6f, 1e6f, 1e30f}) {
       test::CovSamples s =
@@ -505,16 +603,7 @@ TEST(CovArrayCuda, HerkH3LongRunsScalesAndBatches) {
       // Channel c scaled by magnitude * 2^(c % 7): lanes of different scales side by side.
       for (std::int64_t c = 0; c < 40; ++c)
         for (std::int64_t i = 0; i < 5000; ++i) x[c * 5000 + i] *= magnitude * float(1 << (c % 7));
-      CovOptions o;
-      o.kernel = k;
-      const CovResult r = covariance(d, s.view, o);
-      const CovResult ref = reference_covariance(s.view);
-      double err = 0, norm = 0;
-      for (std::size_t i = 0; i < ref.cov.size(); ++i) {
-        err += (r.cov[i] - ref.cov[i]) * (r.cov[i] - ref.cov[i]);
-        norm += ref.cov[i] * ref.cov[i];
-      }
-      EXPECT_LE(std::sqrt(err / norm), 1e-6) << d.id << " magnitude " << magnitude;
+      EXPECT_LE(cov_error(d, k, {}, s), 1e-6) << d.id << " magnitude " << magnitude;
     }
   }
 }
