@@ -50,6 +50,12 @@ Blocking blocking_for(Isa isa, Format f, const CacheSizes& caches, std::int64_t 
   // (Xeon with AMX, 4096^3 bf16, GFLOP/s by KC: 384 1070, 1024 1420, 2048 1890, 4096 1540;
   // i8 at 4096 bytes 4000 against 3440 at 2048, docs/cpu.md).
   if (format_is_amx(f) && kc <= 0) b.kc = 4096 / es;
+  // AVX-512 f64: at least 512 k per panel, what the rule gives on a 48 KiB L1 (Zen 5, the
+  // Xeons). On a Zen 4's 32 KiB it gives 336, so C was read and written half again as often:
+  // same process, alternating, three rounds, 512 against 336 ran 1024^3 0.90-1.01x the time,
+  // 2048^3 0.97-0.98x, 4096^3 0.89-1.01x (docs/BENCHMARKS.md, session 32). The AVX2 kernels
+  // on the same machine were mixed at 4096^3 (0.97-1.11x) and keep the rule.
+  if (isa == Isa::avx512 && f == Format::f64 && kc <= 0) b.kc = std::max<std::int64_t>(b.kc, 512);
   b.nc = nc > 0 ? round_up(nc, tile.nr) : round_down(l2 / 2 / (b.kc * es), tile.nr);
   const std::int64_t a_bytes = std::min(l3 / 4, kMaxABlockBytes);
   b.mc = mc > 0 ? round_up(mc, tile.mr) : round_down(a_bytes / (b.kc * es), tile.mr);

@@ -224,6 +224,10 @@ TEST(PackedSetup, BlockSizesAreTileMultiples) {
       }
       const auto o = cpu::blocking_for(isa, t, {}, 100, 7, 5);
       EXPECT_EQ(o.kc, 100);
+      // AVX-512 f64 panels are at least 512 deep, also where L1 would give fewer (32 KiB).
+      if (isa == Isa::avx512 && t == Format::f64) {
+        EXPECT_GE(cpu::blocking_for(isa, t, cpu::CacheSizes{32 * 1024, 1 << 20, 32 << 20}).kc, 512);
+      }
       EXPECT_EQ(o.mc % o.mr, 0);
       EXPECT_EQ(o.nc % o.nr, 0);
     }
