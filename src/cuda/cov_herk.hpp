@@ -38,7 +38,7 @@ struct HerkLaunch {
   int tiles = 1, rows = 1, splits = 1, dsplits = 1, pstride = 1, flush = 16;
   bool wg64 = false;       // herk_tc_halves' one tile on wgmma (sm_90a) rather than mma.sync
   float* pilot = nullptr;  // stored by the kernel: each lane's pilot, for the host's merge
-  // The one 128-lane tile's f16 split (herk_tc_f16): each lane's power-of-two scale stored
+  // The one 128-lane tile's f16 split (herk_tc_f16_shape): each lane's power-of-two scale stored
   // beside its pilot (the partials hold scaled sums; the merge divides), and `epoch` put into
   // *redo where a lane's scale did not hold (the host then runs the tf32 split).
   bool f16 = false;
