@@ -475,6 +475,34 @@ double cov_error(const Device& d, const std::string& kernel, const Params& p,
   return std::sqrt(err / norm);
 }
 
+// C complex channels x N samples that break a lane scale taken from the first samples, in every
+// other channel: growth by 1e4 from sample 9000 on (kind 0), or `silent` first samples of zero
+// and the rest 1e-6 times smaller (kind 1).
+test::CovSamples scale_breaking_samples(std::int64_t C, std::int64_t N, int kind,
+                                        std::int64_t silent) {
+  test::CovSamples s =
+      test::make_cov_samples(SignalKind::Random, DType::c64, C, N, SampleLayout::Planar);
+  auto* x = reinterpret_cast<float*>(s.bytes.data());
+  for (std::int64_t c = 0; c < C; c += 2)
+    for (std::int64_t i = 0; i < 2 * N; ++i) {
+      float& v = x[c * 2 * N + i];
+      if (kind == 0 && i >= 2 * 9000) v *= 1e4f;
+      if (kind == 1) v = i < 2 * silent ? 0.0f : v * 1e-6f;
+    }
+  return s;
+}
+
+// C real channels x N samples, channel c scaled by magnitude * 2^(c % 7): lanes of different
+// scales side by side.
+test::CovSamples scaled_samples(std::int64_t C, std::int64_t N, float magnitude) {
+  test::CovSamples s =
+      test::make_cov_samples(SignalKind::Random, DType::f32, C, N, SampleLayout::Planar);
+  auto* x = reinterpret_cast<float*>(s.bytes.data());
+  for (std::int64_t c = 0; c < C; ++c)
+    for (std::int64_t i = 0; i < N; ++i) x[c * N + i] *= magnitude * float(1 << (c % 7));
+  return s;
+}
+
 // The one 128-lane tile with both splits, SPLIT=tf32 and SPLIT=f16 (sm_90a; refused elsewhere
 // and past one tile): lane counts around the warpgroups' rows, chunk tails and odd items, short
 // and long runs with offset means, both layouts, batches, flushes of one and of an odd count of
@@ -530,32 +558,15 @@ TEST(CovArrayCuda, HerkTcOne128LaneTileBothSplits) {
       }
       // Growth past 2^8 times the first samples after sample 9000, and channels whose first
       // 100 samples are silent: every other channel pair of 50 complex channels.
-      for (int kind = 0; kind < 2; ++kind) {
-        const std::int64_t C = 50, N = 20000;
-        test::CovSamples s =
-            test::make_cov_samples(SignalKind::Random, DType::c64, C, N, SampleLayout::Planar);
-        auto* x = reinterpret_cast<float*>(s.bytes.data());
-        for (std::int64_t c = 0; c < C; c += 2)
-          for (std::int64_t i = 0; i < 2 * N; ++i) {
-            float& v = x[c * 2 * N + i];
-            if (kind == 0 && i >= 2 * 9000) v *= 1e4f;
-            if (kind == 1) v = i < 2 * 100 ? 0.0f : v * 1e-6f;
-          }
-        EXPECT_LE(cov_error(d, "cuda.herk_tc", p, s), 1e-6)
+      for (int kind = 0; kind < 2; ++kind)
+        EXPECT_LE(cov_error(d, "cuda.herk_tc", p, scale_breaking_samples(50, 20000, kind, 100)),
+                  1e-6)
             << d.id << " SPLIT " << split << (kind ? " silent start" : " growth");
-      }
       // Only the f16 split scales its lanes: the tf32 one keeps float's range for the products
       // (|x - pilot| from about 1e-19 to 1e19), as the kernels that sum in float do.
       for (float magnitude : {1e-30f, 1e-6f, 1e6f, 1e30f}) {
         if (split == 1 && (magnitude < 1e-20f || magnitude > 1e20f)) continue;
-        test::CovSamples s =
-            test::make_cov_samples(SignalKind::Random, DType::f32, 100, 5000, SampleLayout::Planar);
-        auto* x = reinterpret_cast<float*>(s.bytes.data());
-        // Channel c scaled by magnitude * 2^(c % 7): lanes of different scales side by side.
-        for (std::int64_t c = 0; c < 100; ++c)
-          for (std::int64_t i = 0; i < 5000; ++i)
-            x[c * 5000 + i] *= magnitude * float(1 << (c % 7));
-        EXPECT_LE(cov_error(d, "cuda.herk_tc", p, s), 1e-6)
+        EXPECT_LE(cov_error(d, "cuda.herk_tc", p, scaled_samples(100, 5000, magnitude)), 1e-6)
             << d.id << " SPLIT " << split << " magnitude " << magnitude;
       }
     }
@@ -583,28 +594,12 @@ TEST(CovArrayCuda, HerkH3LongRunsScalesAndBatches) {
     // Scales from the first 8192 samples that later samples break: growth past 2^8 (overflow
     // of the scaled value), and silent first samples (no scale to take): both redo the block
     // with exact peaks.
-    for (int kind = 0; kind < 2; ++kind) {
-      const std::int64_t C = 40, N = 20000;
-      test::CovSamples s =
-          test::make_cov_samples(SignalKind::Random, DType::c64, C, N, SampleLayout::Planar);
-      auto* x = reinterpret_cast<float*>(s.bytes.data());
-      for (std::int64_t c = 0; c < C; c += 2)
-        for (std::int64_t i = 0; i < 2 * N; ++i) {
-          float& v = x[c * 2 * N + i];
-          if (kind == 0 && i >= 2 * 9000) v *= 1e4f;
-          if (kind == 1) v = i < 2 * 8192 ? 0.0f : v * 1e-6f;
-        }
-      EXPECT_LE(cov_error(d, k, {}, s), 1e-6) << d.id << (kind ? " silent start" : " growth");
-    }
-    for (float magnitude : {1e-30f, 1e-6f, 1e6f, 1e30f}) {
-      test::CovSamples s =
-          test::make_cov_samples(SignalKind::Random, DType::f32, 40, 5000, SampleLayout::Planar);
-      auto* x = reinterpret_cast<float*>(s.bytes.data());
-      // Channel c scaled by magnitude * 2^(c % 7): lanes of different scales side by side.
-      for (std::int64_t c = 0; c < 40; ++c)
-        for (std::int64_t i = 0; i < 5000; ++i) x[c * 5000 + i] *= magnitude * float(1 << (c % 7));
-      EXPECT_LE(cov_error(d, k, {}, s), 1e-6) << d.id << " magnitude " << magnitude;
-    }
+    for (int kind = 0; kind < 2; ++kind)
+      EXPECT_LE(cov_error(d, k, {}, scale_breaking_samples(40, 20000, kind, 8192)), 1e-6)
+          << d.id << (kind ? " silent start" : " growth");
+    for (float magnitude : {1e-30f, 1e-6f, 1e6f, 1e30f})
+      EXPECT_LE(cov_error(d, k, {}, scaled_samples(40, 5000, magnitude)), 1e-6)
+          << d.id << " magnitude " << magnitude;
   }
 }
 
