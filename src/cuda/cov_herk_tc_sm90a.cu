@@ -84,7 +84,10 @@ __device__ __forceinline__ void split_chunk_f16(const float* raw, std::uint8_t* 
 // flight meanwhile.
 // F16SPLIT (HerkLaunch::f16, one tile: every block diagonal): split_chunk_f16's parts, a step is an
 // item of two chunks (k16 wgmma over its 64 samples) instead of a chunk; the block raises
-// l.redo (to l.epoch) where a lane's scale did not hold, and the host runs tf32 instead.
+// l.redo (to l.epoch) where a lane's scale did not hold, and the host runs tf32 instead. Its
+// planes take half the space, so it keeps three items' and one accumulator: one barrier per
+// item, and 64 registers more for the split pass (H100, session 33: 64 cf32 x 1M 0.261-0.269
+// -> 0.248-0.249 ms, 128 f32 0.251-0.254 -> 0.236).
 template <int COMPS, bool F16SPLIT>
 __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
 #if KAFEL_SM90A_DEVICE
@@ -115,22 +118,29 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
 #pragma unroll
   for (int k = 0; k < COMPS; ++k) lsum[k] = peak[k] = 0.0f;
   // Item i's planes: buffer i % 2; panel (or half) p's big plane at p * 2 * kPlane, its small
-  // plane after.
+  // plane after. The f16 split's planes take half a buffer: three of them, item i's at i % 3.
+  auto plane_buffer = [](int i) { return F16SPLIT ? (i % 3) * (kBuf / 2) : (i % 2) * kBuf; };
   auto valid = [&](int c) { return c < w.chunks - 1 ? kChunk : c == w.chunks - 1 ? w.tail : 0; };
   auto split = [&](int i) {
     const float* raw = ring + (i % kRing) * 2 * kRawPanel<T>;
-    float* dst = planes + (i % 2) * kBuf;
+    float* dst = planes + plane_buffer(i);
     if constexpr (F16SPLIT) {
       auto* big = reinterpret_cast<std::uint8_t*>(dst);
-#pragma unroll 1
-      for (int h = 0; h < 2; ++h) {
+      auto half = [&](int h) {
         const int v = valid(2 * i + h);
+        const float* r = raw + h * kRawPanel<T>;
         if (v < kChunk)
-          split_chunk_f16<T, COMPS, true>(raw + h * kRawPanel<T>, big, pilots, scales, 32 * h, v,
-                                          lsum, peak);
+          split_chunk_f16<T, COMPS, true>(r, big, pilots, scales, 32 * h, v, lsum, peak);
         else
-          split_chunk_f16<T, COMPS, false>(raw + h * kRawPanel<T>, big, pilots, scales, 32 * h, v,
-                                           lsum, peak);
+          split_chunk_f16<T, COMPS, false>(r, big, pilots, scales, 32 * h, v, lsum, peak);
+      };
+      if (valid(2 * i + 1) == kChunk) {  // both chunks whole (all but a range's last item)
+        split_chunk_f16<T, COMPS, false>(raw, big, pilots, scales, 0, kChunk, lsum, peak);
+        split_chunk_f16<T, COMPS, false>(raw + kRawPanel<T>, big, pilots, scales, 32, kChunk, lsum,
+                                         peak);
+      } else {
+#pragma unroll 1
+        for (int h = 0; h < 2; ++h) half(h);
       }
     } else if (w.diag) {
 #pragma unroll 1
@@ -145,6 +155,7 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
 
   // Two accumulators, alternating by chunk: chunk c + 1's multiplies are queued while chunk c's
   // accumulator is folded into the sums, so the tensor cores are not drained at every chunk.
+  // (The f16 split uses acc0 only: its products take half as long as the split pass beside.)
   float acc0[64], acc1[64], sum[64];
 #pragma unroll
   for (int i = 0; i < 64; ++i) acc0[i] = acc1[i] = sum[i] = 0.0f;
@@ -154,7 +165,7 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
   // 64-column multiplies into the accumulator's first half (the second stays zero).
   auto multiply = [&](auto narrow, int c, float(&acc)[64]) {
     const int i = F16SPLIT || !w.diag ? c : c / 2, h = !F16SPLIT && w.diag ? c % 2 : 0;
-    const std::uint32_t buf = smem_addr(planes + (i % 2) * kBuf) + h * 2 * kSmall;
+    const std::uint32_t buf = smem_addr(planes + plane_buffer(i)) + h * 2 * kSmall;
     const std::uint32_t a = buf + wg * 64 * 128;  // this warpgroup's 64 rows of the row panel
     const std::uint32_t b = w.diag ? buf : buf + 2 * kSmall;
     float(&half)[32] = reinterpret_cast<float(&)[32]>(acc);
@@ -218,6 +229,17 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
   auto prepare = [&](int c) {
     if (c + 1 < steps && (F16SPLIT || !w.diag || c % 2 == 1)) {
       const int i = !F16SPLIT && w.diag ? (c + 1) / 2 : c + 1;  // the item step c + 1 starts
+      if constexpr (F16SPLIT) {
+        // Three plane buffers: item i's was item i - 3's, whose multiplies every warpgroup had
+        // waited for before the last barrier; so had item i - 1's split of the ring stage
+        // refilled here. One barrier then serves both: item i's planes complete, item i + 1's
+        // samples (each thread's copies waited for) visible to every thread.
+        issue(i - 1 + kRing);
+        split(i);
+        cp_wait<kRing - 2>();
+        block_barrier();
+        return;
+      }
       cp_wait<kRing - 2>();
       block_barrier();
       issue(i - 1 + kRing);
@@ -251,6 +273,7 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
   cp_wait<kRing - 1>();
   __syncthreads();  // chunk 0 and the pilots
   split(0);
+  if constexpr (F16SPLIT) cp_wait<kRing - 2>();  // item 1, which prepare(0) splits
   __syncthreads();
   // Chunk c's multiplies are queued while chunk c - 1's accumulator is folded. The loop takes
   // chunks in pairs with one group in flight at its top and bottom (acc0's): the compiler then
@@ -258,6 +281,16 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
   // every multiply. Diagonal tiles' first warpgroup runs its own copy (64-column multiplies), so
   // the barriers in prepare() are reached from two places: hence barrier.sync without .aligned.
   auto pipeline = [&](auto narrow) {
+    if constexpr (F16SPLIT) {
+      // One accumulator: item c's multiplies run while item c + 1 is split, then fold.
+      for (int c = 0; c < steps; ++c) {
+        multiply(narrow, c, acc0);
+        prepare(c);
+        wgmma_wait<0>();
+        fold(c, acc0);
+      }
+      return;
+    }
     multiply(narrow, 0, acc0);
     prepare(0);
     int c = 1;
