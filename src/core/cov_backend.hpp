@@ -110,6 +110,10 @@ class CovPlan {
   // (a sum kernel) and one bare host->device copy of a block from pinned memory; 0 if none.
   virtual double read_floor_ms(int /*slot*/) { return 0; }
   virtual double copy_floor_ms() { return 0; }
+  // The tensor_peaks key of the units the last run's products took, where the plan chooses them
+  // itself (cuda.herk_tc's one 128-lane tile: f16 parts, or tf32 after a redo); "" where the
+  // kernel's registration (CovKernelInfo::tensor_peak) says it.
+  virtual std::string tensor_peak() const { return {}; }
 };
 
 // A covariance kernel: its public description plus the plan factory. Registered by its own

@@ -40,13 +40,15 @@ void check_view(const SamplesView& s) {
 }
 
 // The compute floor: the flops at the peak of the units the kernel's products run on (the SIMT
-// f32 peak, integer samples too, unless it names a tensor-core peak); 0 when that is unknown.
-double compute_floor_ms(const Device& dev, const CovKernelInfo& k, const CovDesc& d) {
+// f32 peak, integer samples too, unless `tensor_peak` names a tensor-core peak, `products` of
+// which make one multiply-add); 0 when that is unknown.
+double compute_floor_ms(const Device& dev, const std::string& tensor_peak, int products,
+                        const CovDesc& d) {
   double peak = dev.peak_gflops_f32;
-  if (!k.tensor_peak.empty()) {
+  if (!tensor_peak.empty()) {
     peak = 0;
     for (const auto& [name, gflops] : dev.tensor_peaks)
-      if (name == k.tensor_peak) peak = gflops / std::max(1, k.products);
+      if (name == tensor_peak) peak = gflops / std::max(1, products);
   }
   return peak > 0 ? d.flops() / (peak * 1e6) : 0;
 }
@@ -56,7 +58,7 @@ CovBenchRecord base_record(const Device& dev, const CovDesc& d) {
   r.type = std::string(to_string(d.type));
   r.batch = d.batch;
   r.flops = d.flops();
-  r.compute_floor_ms = compute_floor_ms(dev, CovKernelInfo{}, d);
+  r.compute_floor_ms = compute_floor_ms(dev, "", 1, d);
   r.device = dev.id;
   r.device_name = dev.name;
   r.channels = d.channels;
@@ -177,6 +179,8 @@ void measure(const Device& dev, const CovKernel& k, const CovChoice& choice, con
     set_failed(r, "a timed run failed verification: rel_err " + format_num("%.3g", last));
     return;
   }
+  if (const std::string units = plan->tensor_peak(); !units.empty())
+    r.compute_floor_ms = compute_floor_ms(dev, units, k.products, d);
   r.copy_floor_ms = plan->copy_floor_ms();
   r.gbs = r.median_ms > 0 ? d.min_bytes() / (r.median_ms * 1e6) : 0;
   r.gflops = r.median_ms > 0 ? d.flops() / (r.median_ms * 1e6) : 0;
@@ -209,7 +213,7 @@ CovBenchRecord bench_cov(const Device& device, const std::string& kernel,
   }
   const CovKernel& k = find_cov_kernel(device, choice.kernel);
   r.kernel = k.name;
-  r.compute_floor_ms = compute_floor_ms(device, k, desc);
+  r.compute_floor_ms = compute_floor_ms(device, k.tensor_peak, k.products, desc);
   r.baseline = k.baseline;
   r.params = choice.params;
   r.params_source = choice.source;

@@ -407,6 +407,7 @@ class CudaHerkPlan : public CovPlan {
   }
 
   std::string timer() const override { return "cuda-events"; }
+  std::string tensor_peak() const override { return f16_ ? "f16" : ""; }
 
   // The block's own bytes, not the tensor-core layout's padding.
   double read_floor_ms(int slot) override {

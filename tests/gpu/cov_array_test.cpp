@@ -103,6 +103,38 @@ TEST(CovArrayCuda, EveryOwnKernelBenchesAgainstTheReadFloor) {
     }
 }
 
+// The compute floor follows the units the run took: cuda.herk_tc's one 128-lane tile on f16
+// parts is set against the f16 peak, on tf32 parts against the tf32 one (Hopper: twice).
+TEST(CovArrayCuda, HerkTcComputeFloorFollowsTheSplit) {
+  REQUIRE_CUDA(devs);
+  for (const Device& d : devs) {
+    if (!d.caps.has(Cap::wgmma_sm90a)) continue;
+    const test::CovSamples s =
+        test::make_cov_samples(SignalKind::Offset, DType::f32, 100, 20000, SampleLayout::Planar);
+    double floor[2] = {0, 0};
+    for (int split : {1, 2}) {  // tf32, f16
+      CovBenchOptions o;
+      o.reps = 2;
+      o.warmup = 1;
+      o.e2e_reps = 0;
+      o.overrides = {{"SPLIT", split}};
+      const CovBenchRecord r = bench_cov(d, "cuda.herk_tc", s.view, o);
+      ASSERT_TRUE(r.ok()) << r.error;
+      EXPECT_TRUE(r.verified);
+      floor[split - 1] = r.compute_floor_ms;
+    }
+    double tf32 = 0, f16 = 0;
+    for (const auto& [name, gflops] : d.tensor_peaks) {
+      if (name == "tf32") tf32 = gflops;
+      if (name == "f16") f16 = gflops;
+    }
+    ASSERT_GT(tf32, 0);
+    ASSERT_GT(f16, 0);
+    EXPECT_GT(floor[1], 0);
+    EXPECT_NEAR(floor[0] / floor[1], f16 / tf32, 1e-9) << d.id;
+  }
+}
+
 // Every channel count that fits 32 real lanes (real up to 32, complex up to 16), layouts,
 // batches, one sample; refused past 32 lanes.
 TEST(CovArrayCuda, Onepass32EveryChannelCountUpTo32Lanes) {
