@@ -347,7 +347,8 @@ struct PanelCopier {
 // belongs to the current device's context), a launch over (tiles * splits, batches), and how
 // many blocks fit on one SM.
 using Kernel = void (*)(HerkLaunch);
-inline void allow_shared(Kernel k, std::size_t bytes) {
+template <class K>
+inline void allow_shared(K k, std::size_t bytes) {
   KAFEL_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(bytes)));
 }
@@ -358,7 +359,8 @@ inline void launch_kernel(Kernel k, int threads, std::size_t bytes, const HerkLa
   k<<<grid, threads, bytes, stream>>>(l);
   KAFEL_CUDA_CHECK_LAUNCH(name);
 }
-inline int resident_blocks(Kernel k, int threads, std::size_t bytes, int ordinal) {
+template <class K>
+inline int resident_blocks(K k, int threads, std::size_t bytes, int ordinal) {
   DeviceGuard g(ordinal);
   allow_shared(k, bytes);
   int blocks = 0;

@@ -3,12 +3,17 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
 #include <type_traits>
 
 #include "cuda/cov_herk.hpp"
 #include "cuda/cov_herk_tc.cuh"
 #include "cuda/runtime.hpp"
 #include "cuda/sm90a_ptx.cuh"
+#include "cuda/tensor_map.hpp"
 
 namespace kafel::cuda {
 namespace {
@@ -18,8 +23,20 @@ using namespace herk_tc;
 constexpr int T = 128, kThreads = 2 * T, kRing = 3;
 constexpr int kPlane = T * kChunk;  // floats: 128 lane rows of 128 bytes
 constexpr int kBuf = 4 * kPlane;    // one chunk's planes: big and small of each panel
-// The planes of two chunks (1024-byte aligned, as the swizzle needs), then the cp.async ring.
+// The planes of two chunks (1024-byte aligned, as the swizzle needs), then the sample ring
+// (cp.async's, or on the f16 tile TMA's: 1024-byte aligned stages).
 constexpr std::size_t kSharedBytes = (2 * kBuf + kRing * 2 * kRawPanel<T>)*sizeof(float) + 1024;
+
+// Where raw row r keeps its 16-byte piece `piece` (floats from the row's start). cp.async's
+// copies: at piece ^ (r % 8), on the distinct banks the split pass reads 8 rows' at. TMA's
+// (128-byte swizzling, a row of COMPS 128-byte segments): at piece ^ (g % 8) within segment g =
+// r * COMPS + piece / 8 of the box, as conflict-free for the split pass's reads (two rows of
+// four runs per quarter warp). One row segment (real samples): the same place.
+template <int COMPS, bool TMA>
+__device__ __forceinline__ int raw_at(int r, int piece) {
+  if constexpr (!TMA) return raw_piece(r, piece);
+  return ((piece & ~7) + ((piece & 7) ^ ((r * COMPS + piece / 8) & 7))) * 4;
+}
 
 // The f16 split of one chunk of a one-tile launch (every tile diagonal, 2T threads in 16-float
 // runs, as split_chunk's): y = (x - pilot) * scale, a power of two per lane that puts the lane's
@@ -28,7 +45,7 @@ constexpr std::size_t kSharedBytes = (2 * kBuf + kRing * 2 * kRawPanel<T>)*sizeo
 // hold 64 samples (two chunks, `at` = 0 or 32 the chunk's first) in rows of 128 bytes, the same
 // swizzled rows as the tf32 planes. Sums y (the host divides by the scale) and keeps the
 // largest |y|, which must stay below 2^15 for the scale to hold.
-template <int T, int COMPS, bool TAIL>
+template <int T, int COMPS, bool TAIL, bool TMA>
 __device__ __forceinline__ void split_chunk_f16(const float* raw, std::uint8_t* big,
                                                 const float* pilots, const float* scales, int at,
                                                 int valid, float (&lsum)[COMPS],
@@ -39,7 +56,7 @@ __device__ __forceinline__ void split_chunk_f16(const float* raw, std::uint8_t* 
   float v[16];
 #pragma unroll
   for (int u = 0; u < 4; ++u) {
-    const float4 f = *reinterpret_cast<const float4*>(src + raw_piece(r, q * 4 + u));
+    const float4 f = *reinterpret_cast<const float4*>(src + raw_at<COMPS, TMA>(r, q * 4 + u));
     v[4 * u] = f.x, v[4 * u + 1] = f.y, v[4 * u + 2] = f.z, v[4 * u + 3] = f.w;
   }
   const int s0 = q * n;  // the chunk's first sample of these
@@ -87,11 +104,16 @@ __device__ __forceinline__ void split_chunk_f16(const float* raw, std::uint8_t* 
 // l.redo (to l.epoch) where a lane's scale did not hold, and the host runs tf32 instead. Its
 // planes take half the space, so it keeps three items' and one accumulator: one barrier per
 // item, and 64 registers more for the split pass (H100, session 33: 64 cf32 x 1M 0.261-0.269
-// -> 0.248-0.249 ms, 128 f32 0.251-0.254 -> 0.236).
+// -> 0.248-0.249 ms, 128 f32 0.251-0.254 -> 0.236). Its samples come by TMA, one thread
+// starting an item's boxes where every thread's cp.async copies took ~100 instructions an item
+// (H100, session 34: 64 cf32 x 1M 0.248-0.251 -> 0.221-0.223 ms, 128 f32 0.238 -> 0.220).
 template <int COMPS, bool F16SPLIT>
-__global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
+__global__ void __launch_bounds__(kThreads, 1)
+    cov_herk_wg(const HerkLaunch l, const __grid_constant__ CUtensorMap map) {
 #if KAFEL_SM90A_DEVICE
   using namespace sm90;
+  constexpr bool TMA = F16SPLIT;  // the samples by TMA (`map`), not by each thread's cp.async
+  __shared__ alignas(8) std::uint64_t landed_bar[kRing];
   extern __shared__ std::uint8_t smem_raw[];
   float* planes =
       reinterpret_cast<float*>(smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023));
@@ -109,6 +131,21 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
   // chunk c is half c % 2 of item c / 2 there.
   auto issue = [&](int i) {
     float* raw = ring + (i % kRing) * 2 * kRawPanel<T>;
+    if constexpr (TMA) {
+      // One thread starts both chunks' boxes (rows x 32 COMPS floats); lanes past the last
+      // read as zero.
+      if (threadIdx.x == 0 && 2 * i < w.chunks) {
+        const int boxes = 2 * i + 1 < w.chunks ? 2 : 1;
+        std::uint64_t* bar = &landed_bar[i % kRing];
+        mbar_arrive_expect_tx(bar, boxes * kRawPanel<T> * sizeof(float));
+        for (int h = 0; h < boxes; ++h) {
+          const long long s = w.n0 + static_cast<long long>(2 * i + h) * w.step;
+          tma_load(raw + h * kRawPanel<T>, &map, bar, 0, static_cast<int>(s / kChunk * COMPS),
+                   w.ti * (T / COMPS), w.b);
+        }
+      }
+      return;
+    }
     if (!w.diag) return fetch_chunk<T, COMPS>(l, w, i, raw);
     copy_chunk<T, COMPS>(l, w, 2 * i, raw);
     copy_chunk<T, COMPS>(l, w, 2 * i + 1, raw + kRawPanel<T>);
@@ -121,7 +158,12 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
   // plane after. The f16 split's planes take half a buffer: three of them, item i's at i % 3.
   auto plane_buffer = [](int i) { return F16SPLIT ? (i % 3) * (kBuf / 2) : (i % 2) * kBuf; };
   auto valid = [&](int c) { return c < w.chunks - 1 ? kChunk : c == w.chunks - 1 ? w.tail : 0; };
+  // Item i's raw samples visible to this thread (cp.async: after the wait and barrier before).
+  auto land = [&](int i) {
+    if constexpr (TMA) mbar_wait_in_asm(&landed_bar[i % kRing], (i / kRing) & 1);
+  };
   auto split = [&](int i) {
+    land(i);
     const float* raw = ring + (i % kRing) * 2 * kRawPanel<T>;
     float* dst = planes + plane_buffer(i);
     if constexpr (F16SPLIT) {
@@ -130,14 +172,14 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
         const int v = valid(2 * i + h);
         const float* r = raw + h * kRawPanel<T>;
         if (v < kChunk)
-          split_chunk_f16<T, COMPS, true>(r, big, pilots, scales, 32 * h, v, lsum, peak);
+          split_chunk_f16<T, COMPS, true, TMA>(r, big, pilots, scales, 32 * h, v, lsum, peak);
         else
-          split_chunk_f16<T, COMPS, false>(r, big, pilots, scales, 32 * h, v, lsum, peak);
+          split_chunk_f16<T, COMPS, false, TMA>(r, big, pilots, scales, 32 * h, v, lsum, peak);
       };
       if (valid(2 * i + 1) == kChunk) {  // both chunks whole (all but a range's last item)
-        split_chunk_f16<T, COMPS, false>(raw, big, pilots, scales, 0, kChunk, lsum, peak);
-        split_chunk_f16<T, COMPS, false>(raw + kRawPanel<T>, big, pilots, scales, 32, kChunk, lsum,
-                                         peak);
+        split_chunk_f16<T, COMPS, false, TMA>(raw, big, pilots, scales, 0, kChunk, lsum, peak);
+        split_chunk_f16<T, COMPS, false, TMA>(raw + kRawPanel<T>, big, pilots, scales, 32, kChunk,
+                                              lsum, peak);
       } else {
 #pragma unroll 1
         for (int h = 0; h < 2; ++h) half(h);
@@ -200,12 +242,15 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
   // which a flush takes half as many.
   const int steps = F16SPLIT ? (w.chunks + 1) / 2 : w.chunks,
             per_flush = F16SPLIT ? (l.flush + 1) / 2 : l.flush;
+  int unflushed = per_flush;  // steps to the next flush: a countdown, where c % per_flush took
+                              // ~20 instructions a step
   // Step c's products (complete in `acc`) into the sums, flushed every per_flush steps.
   auto fold = [&](int c, float(&acc)[64]) {
     fence_registers(acc);
 #pragma unroll
     for (int i = 0; i < 64; ++i) sum[i] += acc[i];
-    if ((c + 1) % per_flush == 0 || c + 1 == steps) {
+    if (--unflushed == 0 || c + 1 == steps) {
+      unflushed = per_flush;
       const bool add = c + 1 > per_flush;  // not the range's first flush
       // Register 4i + 2h + e: row 16 warp + lane / 4 + 8h, column 8i + 2 (lane % 4) + e.
 #pragma unroll
@@ -236,7 +281,7 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
         // samples (each thread's copies waited for) visible to every thread.
         issue(i - 1 + kRing);
         split(i);
-        cp_wait<kRing - 2>();
+        if constexpr (!TMA) cp_wait<kRing - 2>();
         block_barrier();
         return;
       }
@@ -248,6 +293,12 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
     }
   };
 
+  if constexpr (TMA) {
+    if (threadIdx.x == 0) {
+      for (int i = 0; i < kRing; ++i) mbar_init(&landed_bar[i], 1);
+      fence_barrier_init();
+    }
+  }
 #pragma unroll
   for (int c = 0; c < kRing; ++c) issue(c);
   if constexpr (F16SPLIT) {
@@ -270,10 +321,10 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
   } else {
     lane_pilots<T, COMPS>(l, w, pilots);
   }
-  cp_wait<kRing - 1>();
-  __syncthreads();  // chunk 0 and the pilots
+  if constexpr (!TMA) cp_wait<kRing - 1>();
+  __syncthreads();  // chunk 0 (cp.async) and the pilots
   split(0);
-  if constexpr (F16SPLIT) cp_wait<kRing - 2>();  // item 1, which prepare(0) splits
+  if constexpr (F16SPLIT && !TMA) cp_wait<kRing - 2>();  // item 1, which prepare(0) splits
   __syncthreads();
   // Chunk c's multiplies are queued while chunk c - 1's accumulator is folded. The loop takes
   // chunks in pairs with one group in flight at its top and bottom (acc0's): the compiler then
@@ -335,6 +386,42 @@ __global__ void __launch_bounds__(kThreads, 1) cov_herk_wg(const HerkLaunch l) {
 #endif
 }
 
+// The raw samples as TMA sees them: 32-float blocks (one 128-byte segment) of each padded row,
+// rows of channels, batches; a box is one chunk of the tile's rows. Kept per buffer and shape
+// (encoding inside a timed run would add its host time to the kernel's).
+CUtensorMap raw_map(const HerkLaunch& l) {
+  using Key = std::tuple<const float*, long long, long long, int, int, int>;
+  static std::mutex mu;
+  static std::map<Key, CUtensorMap> cache;
+  const Key key{l.x, l.cstep, l.bstep, l.lanes, l.comps, l.batches};
+  std::lock_guard<std::mutex> lock(mu);
+  if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  const EncodeTiledFn encode = encode_tiled();
+  if (!encode) throw DeviceError("cuda.herk_tc: cuTensorMapEncodeTiled is not available");
+  const cuuint64_t dims[4] = {32, static_cast<cuuint64_t>(l.cstep / 32),
+                              static_cast<cuuint64_t>((l.lanes + l.comps - 1) / l.comps),
+                              static_cast<cuuint64_t>(l.batches)};
+  const cuuint64_t strides[3] = {128, static_cast<cuuint64_t>(l.cstep) * 4,
+                                 static_cast<cuuint64_t>(l.bstep) * 4};
+  const cuuint32_t box[4] = {32, static_cast<cuuint32_t>(l.comps),
+                             static_cast<cuuint32_t>(T / l.comps), 1};
+  const cuuint32_t unit[4] = {1, 1, 1, 1};
+  CUtensorMap map{};
+  const CUresult r =
+      encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, const_cast<float*>(l.x), dims, strides, box,
+             unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw DeviceError("cuda.herk_tc: cuTensorMapEncodeTiled refused the samples (" +
+                      std::to_string(l.lanes) + " lanes, row pitch " + std::to_string(l.cstep) +
+                      " floats, error " + std::to_string(static_cast<int>(r)) + ")");
+  if (cache.size() >= 64) cache.clear();
+  cache.emplace(key, map);
+  return map;
+}
+
+using WgKernel = void (*)(HerkLaunch, CUtensorMap);
+
 }  // namespace
 
 std::size_t herk_wg_shared_bytes() {
@@ -347,9 +434,14 @@ int herk_wg_resident_blocks(int ordinal, int comps) {
 }
 
 void launch_herk_wg(const HerkLaunch& l, cudaStream_t stream) {
-  const Kernel k = l.f16 ? (l.comps == 2 ? cov_herk_wg<2, true> : cov_herk_wg<1, true>)
-                         : (l.comps == 2 ? cov_herk_wg<2, false> : cov_herk_wg<1, false>);
-  launch_kernel(k, kThreads, kSharedBytes, l, stream, l.f16 ? "cov_herk_wg f16" : "cov_herk_wg");
+  const WgKernel k = l.f16 ? (l.comps == 2 ? cov_herk_wg<2, true> : cov_herk_wg<1, true>)
+                           : (l.comps == 2 ? cov_herk_wg<2, false> : cov_herk_wg<1, false>);
+  CUtensorMap map{};  // read by the f16 tile only
+  if (l.f16) map = raw_map(l);
+  allow_shared(k, kSharedBytes);
+  const dim3 grid(static_cast<unsigned>(l.blocks()), static_cast<unsigned>(l.batches));
+  k<<<grid, kThreads, kSharedBytes, stream>>>(l, map);
+  KAFEL_CUDA_CHECK_LAUNCH(l.f16 ? "cov_herk_wg f16" : "cov_herk_wg");
 }
 
 }  // namespace kafel::cuda

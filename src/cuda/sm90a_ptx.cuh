@@ -91,6 +91,18 @@ __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, std::uint32_t pari
   }
 }
 
+// mbar_wait with its loop inside one asm statement: the compiler then sees no loop whose
+// threads may leave it apart, after which it keeps warp-uniform values in vector registers.
+__device__ __forceinline__ void mbar_wait_in_asm(std::uint64_t* bar, std::uint32_t parity) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "wait:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra wait;\n}" ::"r"(smem_addr(bar)),
+      "r"(parity)
+      : "memory");
+}
+
 // The whole block's barrier 0 where its threads reach it from different places in the code
 // (__syncthreads is barrier.sync.aligned: every thread must execute the same instruction).
 __device__ __forceinline__ void block_barrier() {
@@ -110,6 +122,16 @@ __device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, std:
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
       " [%0], [%1, {%3, %4}], [%2];" ::"r"(smem_addr(dst)),
       "l"(map), "r"(smem_addr(bar)), "r"(c0), "r"(c1)
+      : "memory");
+}
+
+// The same for a map of four dimensions (c0 innermost).
+__device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, std::uint64_t* bar,
+                                         int c0, int c1, int c2, int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4, %5, %6}], [%2];" ::"r"(smem_addr(dst)),
+      "l"(map), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
       : "memory");
 }
 

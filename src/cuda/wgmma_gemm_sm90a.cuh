@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "cuda/sm90a_ptx.cuh"
+#include "cuda/tensor_map.hpp"
 #include "cuda/wgmma.hpp"
 
 namespace kafel::cuda::sm90 {
@@ -920,25 +921,6 @@ inline void split_ranges(int k_tiles, int splits, int& per_split, int& ranges) {
 }
 
 // ==== host side (templates instantiated by wgmma_sm90a.cu) ====================================
-
-using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
-                                   const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
-                                   const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
-                                   CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-// cuTensorMapEncodeTiled from the driver through the runtime's entry-point query (no -lcuda).
-inline EncodeTiledFn encode_tiled() {
-  static const EncodeTiledFn fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
-                                         &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess)
-      p = nullptr;
-    return reinterpret_cast<EncodeTiledFn>(p);
-  }();
-  return fn;
-}
 
 // Map of a row-major rows x cols matrix (ld elements of `esize` bytes) read or written in boxes
 // of box_cols x box_rows with 128-byte swizzling; out-of-bounds elements read as zero and are
