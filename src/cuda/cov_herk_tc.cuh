@@ -1,9 +1,13 @@
 // Device pieces shared by the tensor-core covariance kernels (cov_herk_tc.cu: mma.sync, 64-lane
 // tiles; cov_herk_tc_sm90a.cu: wgmma, 128-lane tiles; cov_herk_tc64_sm90a.cu: one 64-lane tile on
-// wgmma): the cp.async sample ring, the split pass, the float64 flushes.
+// wgmma): the sample rings (cp.async, TMA), the split pass, the float64 flushes.
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -11,6 +15,7 @@
 #include "cuda/cov_herk.hpp"
 #include "cuda/mma.cuh"
 #include "cuda/runtime.hpp"
+#include "cuda/tensor_map.hpp"
 
 namespace kafel::cuda::herk_tc {
 
@@ -24,6 +29,17 @@ template <int T>
 constexpr int kRawPanel = T* kChunk;  // floats, real or complex
 __device__ __forceinline__ int raw_piece(int r, int piece) {
   return (piece ^ (r % 8)) * 4;
+}
+
+// Where raw row r keeps its 16-byte piece `piece` (floats from the row's start). cp.async's
+// copies: at piece ^ (r % 8), on the distinct banks the split pass reads 8 rows' at. TMA's
+// (128-byte swizzling, a row of COMPS 128-byte segments): at piece ^ (g % 8) within segment g =
+// r * COMPS + piece / 8 of the box, as conflict-free for the split pass's reads (two rows of
+// four runs per quarter warp). One row segment (real samples): the same place.
+template <int COMPS, bool TMA>
+__device__ __forceinline__ int raw_at(int r, int piece) {
+  if constexpr (!TMA) return raw_piece(r, piece);
+  return ((piece & ~7) + ((piece & 7) ^ ((r * COMPS + piece / 8) & 7))) * 4;
 }
 
 __device__ __forceinline__ void cp_async16(std::uint32_t dst, const float* src, bool fill) {
@@ -305,43 +321,40 @@ __device__ __forceinline__ void fetch_chunk(const HerkLaunch& l, const Work& w, 
   cp_commit();
 }
 
-// One thread's share of copying chunks of one panel (the first channel ch0) into raw panels:
-// copy_panel's pieces with the addresses kept, which rebuilt per chunk took ~40 instructions a
-// piece. kCopies 16-byte pieces of one piece column, kApart rows apart (a multiple of 8: the
-// same swizzle); rows past the last lane zero-filled from the panel's first row's address.
-// The one 64-lane wgmma tile copies so (with put_partial_at: H200, session 26, 64 f32 x 1M
-// 0.139-0.142 -> 0.133-0.134 ms); the 128-lane tile so ran 3-6 % slower and keeps copy_chunk.
-template <int T, int COMPS, int THREADS>
-struct PanelCopier {
-  static constexpr int kPieces = kChunk * COMPS / 4, kApart = THREADS / kPieces;
-  static constexpr int kCopies = T / COMPS / kApart;
-  static_assert(kApart % 8 == 0 && kCopies * kApart == T / COMPS);
-  const float* src;       // the panel's first row at the range's first sample, the thread's piece
-  std::uint32_t dst;      // the thread's first piece in the raw panel `raw`
-  int row, lanes;         // the thread's first row; lanes from the panel's first on
-  long long cstep, step;  // floats: row to row, chunk to chunk
-
-  __device__ PanelCopier(const HerkLaunch& l, const Work& w, int ch0, const float* raw)
-      : row(static_cast<int>(threadIdx.x % THREADS) / kPieces),
-        lanes(l.lanes - ch0 * COMPS),
-        cstep(l.cstep),
-        step(w.step * COMPS) {
-    const int piece = static_cast<int>(threadIdx.x % THREADS) % kPieces;
-    src = l.x + w.b * l.bstep + ch0 * l.cstep + w.n0 * COMPS + piece * 4;
-    dst = tc::smem_addr(raw + row * kRawRow<COMPS> + raw_piece(row, piece));
-  }
-  // Starts the copies of chunk c into the raw panel `at` bytes past `raw`.
-  __device__ __forceinline__ void operator()(int c, std::uint32_t at) const {
-    const float* s = src + c * step;
-#pragma unroll
-    for (int u = 0; u < kCopies; ++u) {
-      const int r = row + u * kApart;
-      const bool in = r * COMPS < lanes;
-      cp_async16(dst + at + u * kApart * kRawRow<COMPS> * sizeof(float), in ? s + r * cstep : s,
-                 in);
-    }
-  }
-};
+// The samples as TMA sees them, for tiles of `tile` lanes: 32-float blocks (one 128-byte
+// segment) of each padded row, channel rows, batches; a box is one chunk of a tile's rows
+// (tile / comps channels, lanes past the last read as zero), 128-byte swizzled. Kept per buffer
+// and shape: encoding inside a timed run would add its host time to the kernel's.
+inline CUtensorMap raw_map(const HerkLaunch& l, int tile) {
+  using Key = std::tuple<const float*, long long, long long, int, int, int, int>;
+  static std::mutex mu;
+  static std::map<Key, CUtensorMap> cache;
+  const Key key{l.x, l.cstep, l.bstep, l.lanes, l.comps, l.batches, tile};
+  std::lock_guard<std::mutex> lock(mu);
+  if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  const EncodeTiledFn encode = encode_tiled();
+  if (!encode) throw DeviceError("cuda.herk_tc: cuTensorMapEncodeTiled is not available");
+  const cuuint64_t dims[4] = {32, static_cast<cuuint64_t>(l.cstep / 32),
+                              static_cast<cuuint64_t>((l.lanes + l.comps - 1) / l.comps),
+                              static_cast<cuuint64_t>(l.batches)};
+  const cuuint64_t strides[3] = {128, static_cast<cuuint64_t>(l.cstep) * 4,
+                                 static_cast<cuuint64_t>(l.bstep) * 4};
+  const cuuint32_t box[4] = {32, static_cast<cuuint32_t>(l.comps),
+                             static_cast<cuuint32_t>(tile / l.comps), 1};
+  const cuuint32_t unit[4] = {1, 1, 1, 1};
+  CUtensorMap map{};
+  const CUresult r =
+      encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, const_cast<float*>(l.x), dims, strides, box,
+             unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw DeviceError("cuda.herk_tc: cuTensorMapEncodeTiled refused the samples (" +
+                      std::to_string(l.lanes) + " lanes, row pitch " + std::to_string(l.cstep) +
+                      " floats, error " + std::to_string(static_cast<int>(r)) + ")");
+  if (cache.size() >= 64) cache.clear();
+  cache.emplace(key, map);
+  return map;
+}
 
 // Host side, for either kernel: its dynamic shared memory allowed (per launch: the attribute
 // belongs to the current device's context), a launch over (tiles * splits, batches), and how

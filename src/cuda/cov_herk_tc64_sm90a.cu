@@ -16,11 +16,12 @@ using namespace herk_tc;
 constexpr int T = 64, kThreads = 128, kBlocksPerSm = 3;
 constexpr int kPlane = T * kChunk;  // floats: 64 lane rows of 128 bytes
 constexpr int kBuf = 2 * kPlane;    // one chunk's B planes: big / 2, then small
-// The samples arrive through a cp.async ring of kStages chunks (herk_tc's copies: rows past the
-// last lane zero-filled). Straight into registers instead (one chunk ahead, L2 prefetches four
-// ahead; a second register chunk spilled at the 168 registers three blocks allow) ran 64 f32 x
-// 1M in 0.150-0.157 ms against the ring's 0.137-0.141, 32 cf32 0.143-0.146 against
-// 0.146-0.151 (H200, session 25).
+// The samples arrive through a TMA ring of kStages chunks (rows past the last lane read as zero;
+// each thread's cp.async copies, their addresses kept, ran 48 f32 x 1M in 0.108-0.110 ms against
+// TMA's 0.098-0.099, 64 f32 and 32 cf32 the same: H100, session 34). Straight into registers (one
+// chunk ahead, L2 prefetches four ahead; a second register chunk spilled at the 168 registers three
+// blocks allow) ran 64 f32 x 1M in 0.150-0.157 ms against the ring's 0.137-0.141, 32 cf32
+// 0.143-0.146 against 0.146-0.151 (H200, session 25).
 constexpr int kStages = 4;
 constexpr int kStage = kRawPanel<T>;  // floats: one chunk of 64 lanes (32 complex channels)
 // Two chunks' planes (1024-byte aligned, as the swizzle needs), then the ring.
@@ -55,9 +56,11 @@ __device__ __forceinline__ int plane_slot(int r, int t, int kk, int j) {
 // chunk c's wgmmas are issued; one barrier per chunk. Every l.flush chunks the sums go to the
 // float64 partial (herk_tc_halves' layout: F in lane order, then the lane sums).
 template <int COMPS>
-__global__ void __launch_bounds__(kThreads, kBlocksPerSm) cov_herk_wg64(const HerkLaunch l) {
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm)
+    cov_herk_wg64(const HerkLaunch l, const __grid_constant__ CUtensorMap map) {
 #if KAFEL_SM90A_DEVICE
   using namespace sm90;
+  __shared__ alignas(8) std::uint64_t landed_bar[kStages];
   extern __shared__ std::uint8_t smem_raw[];
   float* planes =
       reinterpret_cast<float*>(smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023));
@@ -66,32 +69,43 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) cov_herk_wg64(const He
   const int warp = threadIdx.x / 32, g = (threadIdx.x % 32) / 4, t = threadIdx.x % 4;
   const int r0 = 16 * warp + g, r1 = r0 + 8;
   float* ring = planes + 2 * kBuf;
-  const PanelCopier<T, COMPS, kThreads> copy(l, w, 0, ring);
+  // Chunk c's box (64 lanes' rows of 32 COMPS floats; rows past the last lane read as zero)
+  // into its ring slot, started by one thread.
   auto fetch = [&](int c) {
-    if (c < w.chunks) copy(c, (c % kStages) * kStage * sizeof(float));
-    cp_commit();
+    if (threadIdx.x == 0 && c < w.chunks) {
+      std::uint64_t* bar = &landed_bar[c % kStages];
+      mbar_arrive_expect_tx(bar, kStage * sizeof(float));
+      const long long s = w.n0 + static_cast<long long>(c) * w.step;
+      tma_load(ring + (c % kStages) * kStage, &map, bar, 0, static_cast<int>(s / kChunk * COMPS), 0,
+               w.b);
+    }
   };
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < kStages; ++i) mbar_init(&landed_bar[i], 1);
+    fence_barrier_init();
+  }
 #pragma unroll
   for (int c = 0; c < kStages - 1; ++c) fetch(c);
   lane_pilots<T, COMPS>(l, w, pilots);
-  cp_wait<kStages - 2>();
-  __syncthreads();  // chunk 0 has landed for every thread, and the pilots are there
+  __syncthreads();  // the pilots are there
   const float p0 = pilots[lane_of<COMPS>(r0)], p1 = pilots[lane_of<COMPS>(r1)];
-  // The thread's 16 floats of chunk c from its ring slot (piece p of channel row r at
-  // p ^ (r % 8): the 8 threads of each quarter warp read distinct banks): f32 rows r0 then r1
-  // (8 samples each), cf32 8 interleaved samples.
+  // The thread's 16 floats of chunk c from its ring slot, once landed (raw_at's TMA layout:
+  // the 8 threads of each quarter warp read distinct banks): f32 rows r0 then r1 (8 samples
+  // each), cf32 8 interleaved samples.
   auto read_ring = [&](int c, float4(&v)[4]) {
+    mbar_wait_in_asm(&landed_bar[c % kStages], (c / kStages) & 1);
     const float* S = ring + (c % kStages) * kStage;
     if constexpr (COMPS == 1) {
-      v[0] = *reinterpret_cast<const float4*>(S + r0 * kChunk + raw_piece(r0, 2 * t));
-      v[1] = *reinterpret_cast<const float4*>(S + r0 * kChunk + raw_piece(r0, 2 * t + 1));
-      v[2] = *reinterpret_cast<const float4*>(S + r1 * kChunk + raw_piece(r1, 2 * t));
-      v[3] = *reinterpret_cast<const float4*>(S + r1 * kChunk + raw_piece(r1, 2 * t + 1));
+      v[0] = *reinterpret_cast<const float4*>(S + r0 * kChunk + raw_at<1, true>(r0, 2 * t));
+      v[1] = *reinterpret_cast<const float4*>(S + r0 * kChunk + raw_at<1, true>(r0, 2 * t + 1));
+      v[2] = *reinterpret_cast<const float4*>(S + r1 * kChunk + raw_at<1, true>(r1, 2 * t));
+      v[3] = *reinterpret_cast<const float4*>(S + r1 * kChunk + raw_at<1, true>(r1, 2 * t + 1));
     } else {
       const int ch = 8 * warp + g;
 #pragma unroll
       for (int q = 0; q < 4; ++q)
-        v[q] = *reinterpret_cast<const float4*>(S + ch * 2 * kChunk + raw_piece(ch, 4 * t + q));
+        v[q] =
+            *reinterpret_cast<const float4*>(S + ch * 2 * kChunk + raw_at<2, true>(ch, 4 * t + q));
     }
   };
 
@@ -219,8 +233,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) cov_herk_wg64(const He
         for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(prev[kk][i])::"memory");
       fold(c - 1);
     }
-    cp_wait<kStages - 2>();  // chunk c + 1 has landed (this thread's part)
-    __syncthreads();         // chunk c's planes complete; chunk c - 1's wgmmas done in every warp
+    __syncthreads();  // chunk c's planes complete; chunk c - 1's wgmmas done in every warp
     multiply(parity, a);
   };
   using Even = std::integral_constant<int, 0>;
@@ -235,7 +248,6 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) cov_herk_wg64(const He
     wgmma_wait<0>();
     fold(w.chunks - 1);
   }
-  cp_wait<0>();
 #else
   (void)l;
   __trap();
@@ -254,9 +266,12 @@ int herk_wg64_resident_blocks(int ordinal, int comps) {
 }
 
 void launch_herk_wg64(const HerkLaunch& l, cudaStream_t stream) {
-  l.comps == 2
-      ? launch_kernel(cov_herk_wg64<2>, kThreads, kSharedBytes, l, stream, "cov_herk_wg64")
-      : launch_kernel(cov_herk_wg64<1>, kThreads, kSharedBytes, l, stream, "cov_herk_wg64");
+  const auto k = l.comps == 2 ? cov_herk_wg64<2> : cov_herk_wg64<1>;
+  const CUtensorMap map = raw_map(l, T);
+  allow_shared(k, kSharedBytes);
+  const dim3 grid(static_cast<unsigned>(l.blocks()), static_cast<unsigned>(l.batches));
+  k<<<grid, kThreads, kSharedBytes, stream>>>(l, map);
+  KAFEL_CUDA_CHECK_LAUNCH("cov_herk_wg64");
 }
 
 }  // namespace kafel::cuda

@@ -3,17 +3,12 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
-#include <map>
-#include <mutex>
-#include <string>
-#include <tuple>
 #include <type_traits>
 
 #include "cuda/cov_herk.hpp"
 #include "cuda/cov_herk_tc.cuh"
 #include "cuda/runtime.hpp"
 #include "cuda/sm90a_ptx.cuh"
-#include "cuda/tensor_map.hpp"
 
 namespace kafel::cuda {
 namespace {
@@ -26,17 +21,6 @@ constexpr int kBuf = 4 * kPlane;    // one chunk's planes: big and small of each
 // The planes of two chunks (1024-byte aligned, as the swizzle needs), then the sample ring
 // (cp.async's, or on the f16 tile TMA's: 1024-byte aligned stages).
 constexpr std::size_t kSharedBytes = (2 * kBuf + kRing * 2 * kRawPanel<T>)*sizeof(float) + 1024;
-
-// Where raw row r keeps its 16-byte piece `piece` (floats from the row's start). cp.async's
-// copies: at piece ^ (r % 8), on the distinct banks the split pass reads 8 rows' at. TMA's
-// (128-byte swizzling, a row of COMPS 128-byte segments): at piece ^ (g % 8) within segment g =
-// r * COMPS + piece / 8 of the box, as conflict-free for the split pass's reads (two rows of
-// four runs per quarter warp). One row segment (real samples): the same place.
-template <int COMPS, bool TMA>
-__device__ __forceinline__ int raw_at(int r, int piece) {
-  if constexpr (!TMA) return raw_piece(r, piece);
-  return ((piece & ~7) + ((piece & 7) ^ ((r * COMPS + piece / 8) & 7))) * 4;
-}
 
 // The f16 split of one chunk of a one-tile launch (every tile diagonal, 2T threads in 16-float
 // runs, as split_chunk's): y = (x - pilot) * scale, a power of two per lane that puts the lane's
@@ -386,40 +370,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-// The raw samples as TMA sees them: 32-float blocks (one 128-byte segment) of each padded row,
-// rows of channels, batches; a box is one chunk of the tile's rows. Kept per buffer and shape
-// (encoding inside a timed run would add its host time to the kernel's).
-CUtensorMap raw_map(const HerkLaunch& l) {
-  using Key = std::tuple<const float*, long long, long long, int, int, int>;
-  static std::mutex mu;
-  static std::map<Key, CUtensorMap> cache;
-  const Key key{l.x, l.cstep, l.bstep, l.lanes, l.comps, l.batches};
-  std::lock_guard<std::mutex> lock(mu);
-  if (const auto it = cache.find(key); it != cache.end()) return it->second;
-  const EncodeTiledFn encode = encode_tiled();
-  if (!encode) throw DeviceError("cuda.herk_tc: cuTensorMapEncodeTiled is not available");
-  const cuuint64_t dims[4] = {32, static_cast<cuuint64_t>(l.cstep / 32),
-                              static_cast<cuuint64_t>((l.lanes + l.comps - 1) / l.comps),
-                              static_cast<cuuint64_t>(l.batches)};
-  const cuuint64_t strides[3] = {128, static_cast<cuuint64_t>(l.cstep) * 4,
-                                 static_cast<cuuint64_t>(l.bstep) * 4};
-  const cuuint32_t box[4] = {32, static_cast<cuuint32_t>(l.comps),
-                             static_cast<cuuint32_t>(T / l.comps), 1};
-  const cuuint32_t unit[4] = {1, 1, 1, 1};
-  CUtensorMap map{};
-  const CUresult r =
-      encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, const_cast<float*>(l.x), dims, strides, box,
-             unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    throw DeviceError("cuda.herk_tc: cuTensorMapEncodeTiled refused the samples (" +
-                      std::to_string(l.lanes) + " lanes, row pitch " + std::to_string(l.cstep) +
-                      " floats, error " + std::to_string(static_cast<int>(r)) + ")");
-  if (cache.size() >= 64) cache.clear();
-  cache.emplace(key, map);
-  return map;
-}
-
 using WgKernel = void (*)(HerkLaunch, CUtensorMap);
 
 }  // namespace
@@ -437,7 +387,7 @@ void launch_herk_wg(const HerkLaunch& l, cudaStream_t stream) {
   const WgKernel k = l.f16 ? (l.comps == 2 ? cov_herk_wg<2, true> : cov_herk_wg<1, true>)
                            : (l.comps == 2 ? cov_herk_wg<2, false> : cov_herk_wg<1, false>);
   CUtensorMap map{};  // read by the f16 tile only
-  if (l.f16) map = raw_map(l);
+  if (l.f16) map = raw_map(l, T);
   allow_shared(k, kSharedBytes);
   const dim3 grid(static_cast<unsigned>(l.blocks()), static_cast<unsigned>(l.batches));
   k<<<grid, kThreads, kSharedBytes, stream>>>(l, map);
