@@ -31,14 +31,12 @@ __device__ __forceinline__ int raw_piece(int r, int piece) {
   return (piece ^ (r % 8)) * 4;
 }
 
-// Where raw row r keeps its 16-byte piece `piece` (floats from the row's start). cp.async's
-// copies: at piece ^ (r % 8), on the distinct banks the split pass reads 8 rows' at. TMA's
-// (128-byte swizzling, a row of COMPS 128-byte segments): at piece ^ (g % 8) within segment g =
-// r * COMPS + piece / 8 of the box, as conflict-free for the split pass's reads (two rows of
-// four runs per quarter warp). One row segment (real samples): the same place.
-template <int COMPS, bool TMA>
-__device__ __forceinline__ int raw_at(int r, int piece) {
-  if constexpr (!TMA) return raw_piece(r, piece);
+// Where a TMA box (128-byte swizzled, a raw row of COMPS 128-byte segments) keeps raw row r's
+// 16-byte piece `piece` (floats from the row's start): at piece ^ (g % 8) within segment g =
+// r * COMPS + piece / 8. For real samples that is raw_piece's place; for complex ones another,
+// as conflict-free for the split passes' reads (two rows of four runs per quarter warp).
+template <int COMPS>
+__device__ __forceinline__ int tma_piece(int r, int piece) {
   return ((piece & ~7) + ((piece & 7) ^ ((r * COMPS + piece / 8) & 7))) * 4;
 }
 

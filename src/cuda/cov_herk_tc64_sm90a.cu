@@ -89,23 +89,22 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   lane_pilots<T, COMPS>(l, w, pilots);
   __syncthreads();  // the pilots are there
   const float p0 = pilots[lane_of<COMPS>(r0)], p1 = pilots[lane_of<COMPS>(r1)];
-  // The thread's 16 floats of chunk c from its ring slot, once landed (raw_at's TMA layout:
+  // The thread's 16 floats of chunk c from its ring slot, once landed (tma_piece's layout:
   // the 8 threads of each quarter warp read distinct banks): f32 rows r0 then r1 (8 samples
   // each), cf32 8 interleaved samples.
   auto read_ring = [&](int c, float4(&v)[4]) {
     mbar_wait_in_asm(&landed_bar[c % kStages], (c / kStages) & 1);
     const float* S = ring + (c % kStages) * kStage;
     if constexpr (COMPS == 1) {
-      v[0] = *reinterpret_cast<const float4*>(S + r0 * kChunk + raw_at<1, true>(r0, 2 * t));
-      v[1] = *reinterpret_cast<const float4*>(S + r0 * kChunk + raw_at<1, true>(r0, 2 * t + 1));
-      v[2] = *reinterpret_cast<const float4*>(S + r1 * kChunk + raw_at<1, true>(r1, 2 * t));
-      v[3] = *reinterpret_cast<const float4*>(S + r1 * kChunk + raw_at<1, true>(r1, 2 * t + 1));
+      v[0] = *reinterpret_cast<const float4*>(S + r0 * kChunk + tma_piece<1>(r0, 2 * t));
+      v[1] = *reinterpret_cast<const float4*>(S + r0 * kChunk + tma_piece<1>(r0, 2 * t + 1));
+      v[2] = *reinterpret_cast<const float4*>(S + r1 * kChunk + tma_piece<1>(r1, 2 * t));
+      v[3] = *reinterpret_cast<const float4*>(S + r1 * kChunk + tma_piece<1>(r1, 2 * t + 1));
     } else {
       const int ch = 8 * warp + g;
 #pragma unroll
       for (int q = 0; q < 4; ++q)
-        v[q] =
-            *reinterpret_cast<const float4*>(S + ch * 2 * kChunk + raw_at<2, true>(ch, 4 * t + q));
+        v[q] = *reinterpret_cast<const float4*>(S + ch * 2 * kChunk + tma_piece<2>(ch, 4 * t + q));
     }
   };
 

@@ -29,7 +29,7 @@ constexpr std::size_t kSharedBytes = (2 * kBuf + kRing * 2 * kRawPanel<T>)*sizeo
 // hold 64 samples (two chunks, `at` = 0 or 32 the chunk's first) in rows of 128 bytes, the same
 // swizzled rows as the tf32 planes. Sums y (the host divides by the scale) and keeps the
 // largest |y|, which must stay below 2^15 for the scale to hold.
-template <int T, int COMPS, bool TAIL, bool TMA>
+template <int T, int COMPS, bool TAIL>
 __device__ __forceinline__ void split_chunk_f16(const float* raw, std::uint8_t* big,
                                                 const float* pilots, const float* scales, int at,
                                                 int valid, float (&lsum)[COMPS],
@@ -40,7 +40,7 @@ __device__ __forceinline__ void split_chunk_f16(const float* raw, std::uint8_t* 
   float v[16];
 #pragma unroll
   for (int u = 0; u < 4; ++u) {
-    const float4 f = *reinterpret_cast<const float4*>(src + raw_at<COMPS, TMA>(r, q * 4 + u));
+    const float4 f = *reinterpret_cast<const float4*>(src + tma_piece<COMPS>(r, q * 4 + u));
     v[4 * u] = f.x, v[4 * u + 1] = f.y, v[4 * u + 2] = f.z, v[4 * u + 3] = f.w;
   }
   const int s0 = q * n;  // the chunk's first sample of these
@@ -156,14 +156,14 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int v = valid(2 * i + h);
         const float* r = raw + h * kRawPanel<T>;
         if (v < kChunk)
-          split_chunk_f16<T, COMPS, true, TMA>(r, big, pilots, scales, 32 * h, v, lsum, peak);
+          split_chunk_f16<T, COMPS, true>(r, big, pilots, scales, 32 * h, v, lsum, peak);
         else
-          split_chunk_f16<T, COMPS, false, TMA>(r, big, pilots, scales, 32 * h, v, lsum, peak);
+          split_chunk_f16<T, COMPS, false>(r, big, pilots, scales, 32 * h, v, lsum, peak);
       };
       if (valid(2 * i + 1) == kChunk) {  // both chunks whole (all but a range's last item)
-        split_chunk_f16<T, COMPS, false, TMA>(raw, big, pilots, scales, 0, kChunk, lsum, peak);
-        split_chunk_f16<T, COMPS, false, TMA>(raw + kRawPanel<T>, big, pilots, scales, 32, kChunk,
-                                              lsum, peak);
+        split_chunk_f16<T, COMPS, false>(raw, big, pilots, scales, 0, kChunk, lsum, peak);
+        split_chunk_f16<T, COMPS, false>(raw + kRawPanel<T>, big, pilots, scales, 32, kChunk, lsum,
+                                         peak);
       } else {
 #pragma unroll 1
         for (int h = 0; h < 2; ++h) half(h);
