@@ -261,11 +261,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       if constexpr (F16SPLIT) {
         // Three plane buffers: item i's was item i - 3's, whose multiplies every warpgroup had
         // waited for before the last barrier; so had item i - 1's split of the ring stage
-        // refilled here. One barrier then serves both: item i's planes complete, item i + 1's
-        // samples (each thread's copies waited for) visible to every thread.
+        // refilled here. One barrier then completes item i's planes (each thread waits for an
+        // item's samples itself, in split).
         issue(i - 1 + kRing);
         split(i);
-        if constexpr (!TMA) cp_wait<kRing - 2>();
         block_barrier();
         return;
       }
@@ -308,7 +307,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   if constexpr (!TMA) cp_wait<kRing - 1>();
   __syncthreads();  // chunk 0 (cp.async) and the pilots
   split(0);
-  if constexpr (F16SPLIT && !TMA) cp_wait<kRing - 2>();  // item 1, which prepare(0) splits
   __syncthreads();
   // Chunk c's multiplies are queued while chunk c - 1's accumulator is folded. The loop takes
   // chunks in pairs with one group in flight at its top and bottom (acc0's): the compiler then
