@@ -22,9 +22,12 @@ constexpr int kTile = kHerkTile, kThreads = 256, kChunk = 16;
 constexpr int kLoads = kTile * kChunk / kThreads;  // load slots per thread and panel
 constexpr int kLd = kTile + 4;                     // shared row stride (float4-aligned)
 constexpr std::int64_t kMinRange = 1024;
-// cuda.herk_h3 is the default from this many real lanes on (H100, session 12: 256 real channels
-// x 262,144 samples 0.365 against cuda.herk_tc's 0.398 ms; 1024 x 65,536 0.558 against 1.257).
-constexpr std::int64_t kH3Lanes = 256;
+// cuda.herk_h3 is the default from this many real lanes on: past four rows of 128-lane tiles,
+// where cuda.herk_tc's f16 split re-reads and re-splits each panel in every tile of its row and
+// column (H100, session 35, same call: f32 x 262,144 at 256 / 384 lanes 0.208-0.212 / 0.413
+// against 0.345 / 0.550 ms, cf32 256 x 262,144 0.746 against 0.784; 640 f32 x 131,072 0.638
+// against 0.566, 1024 x 65,536 0.743 against 0.556).
+constexpr std::int64_t kH3Lanes = 513;
 
 // The split GEMM's configuration, for its shared-memory check.
 sm90::Options h3_options() {
@@ -262,8 +265,8 @@ bool herk_tc_wg64(const Device& dev, const Params& p) {
   return v == 2 || (dev.caps.has(Cap::wgmma_sm90a) && dev.local_memory >= herk_wg64_shared_bytes());
 }
 
-// Whether the one 128-lane tile splits into scaled f16 parts: SPLIT=f16, or auto; SPLIT=tf32
-// keeps the tf32 parts.
+// Whether the 128-lane tiles split into scaled f16 parts: SPLIT=f16, or auto; SPLIT=tf32 keeps
+// the tf32 parts.
 bool herk_tc_f16(const Params& p) {
   return !(p.count("SPLIT") && p.at("SPLIT") == 1);
 }
@@ -296,7 +299,7 @@ class CudaHerkPlan : public CovPlan {
     const std::int64_t rows = tile_rows();
     tiles_ = rows * (rows + 1) / 2;
     wg64_ = tensor_cores_ && herk_tc_halves(tile_, tiles_) && herk_tc_wg64(dev, p);
-    f16_ = tensor_cores_ && herk_tc_f16_shape(tile_, tiles_) && herk_tc_f16(p);
+    f16_ = tensor_cores_ && herk_tc_f16_shape(tile_) && herk_tc_f16(p);
     if (f16_) {
       scale_ = DeviceBuffer(std::size_t(d.batch * d.lanes()) * 4, "covariance lane scales");
       redo_ = DeviceBuffer(sizeof(int), "covariance redo flag");
@@ -420,15 +423,19 @@ class CudaHerkPlan : public CovPlan {
     return ((desc_.samples + splits - 1) / splits + chunk - 1) / chunk * chunk;
   }
 
-  // The 128-lane tensor-core kernel's diagonal tiles cost kDiagonalCost of an off-diagonal one
-  // per sample (they skip the upper quarter and take their chunks in pairs). When every block
+  // The 128-lane tensor-core kernel's diagonal tiles cost a part of an off-diagonal one per
+  // sample (they skip the upper quarter and split one panel, not two). When every block
   // fits in one wave, the wave lasts as long as its slowest block: cut the off-diagonal tiles'
   // samples into more ranges than the diagonal tiles' so both finish together, if that beats
   // equal ranges by 3 %. (256 x 262144 f32, one off-diagonal and two diagonal tiles: 44 ranges
   // each left the diagonal blocks idle a quarter of the wave.)
   void weigh_diagonal_tiles(std::int64_t rows, std::int64_t slots, std::int64_t most,
                             std::int64_t chunk) {
-    constexpr double kDiagonalCost = 0.73;  // H100: 55 vs 75 ns per sample (2026-11-24)
+    // A diagonal tile's time per sample against an off-diagonal one's. tf32: H100, 55 vs 75 ns
+    // per sample (2026-11-24). f16: a diagonal item of 64 samples of one panel takes about what
+    // an off-diagonal one of 32 samples of two panels does (H100, session 35: 256 f32 x 262,144
+    // 0.251-0.254 ms with 0.73, 0.208-0.212 with 0.55).
+    const double diagonal_cost = f16_ ? 0.55 : 0.73;
     const std::int64_t off = tiles_ - rows, per_batch = slots / desc_.batch;
     if (off == 0 || tiles_ * splits_ * desc_.batch > slots) return;
     double best = double(range_) * 0.97;  // equal ranges: the off-diagonal blocks set the time
@@ -436,7 +443,7 @@ class CudaHerkPlan : public CovPlan {
       const std::int64_t sd = std::min(most, (per_batch - off * so) / rows);
       if (sd < 1) break;
       const std::int64_t ro = range_of(so, chunk), rd = range_of(sd, chunk);
-      const double time = std::max(double(ro), kDiagonalCost * double(rd));
+      const double time = std::max(double(ro), diagonal_cost * double(rd));
       if (time < best) {
         best = time;
         range_ = ro;
@@ -644,7 +651,7 @@ class CudaHerkPlan : public CovPlan {
   bool h3_ = false;
   int tile_ = kTile;   // lane tile edge
   bool wg64_ = false;  // one 64-lane tile on wgmma (MMA)
-  bool f16_ = false;   // the one 128-lane tile's scaled f16 split (SPLIT; tf32 after a redo)
+  bool f16_ = false;   // the 128-lane tiles' scaled f16 split (SPLIT; tf32 after a redo)
   int epoch_ = 0;      // the f16 split's run count, which a redo flag names
   DeviceBuffer scale_;
   std::int64_t w_ = 0;      // doubles per partial
@@ -703,7 +710,7 @@ CovKernel herk_tc_kernel() {
       "cuda.herk on tensor cores: lower 64x64 (mma.sync) or 128x128 (wgmma, sm_90a) lane tiles, "
       "32-sample chunks split once into tf32 big and small planes in shared memory, each product "
       "as three tf32 MMAs (float accuracy; one 64-lane tile: the square big * (v - big/2)^T in "
-      "two, summed with its transpose; one 128-lane tile: lanes scaled into f16 parts, three "
+      "two, summed with its transpose; 128-lane tiles: lanes scaled into f16 parts, three "
       "products at f16's rate), float64 merge; f32 and cf32, sm_80+";
   k.rung = 3;
   k.sample_types = {DType::f32, DType::c64};
@@ -724,7 +731,7 @@ CovKernel herk_tc_kernel() {
              "wgmma with the big parts in registers (sm_90a; H200, 64 f32 x 1M: 0.137-0.141 "
              "against 0.175 ms); auto: wgmma where the GPU has it"),
       choice("SPLIT", 0, {"auto", "tf32", "f16"}, true,
-             "the one 128-lane tile's parts (65-128 real lanes): tf32, or f16 of each lane scaled "
+             "the 128-lane tiles' parts (past 64 real lanes): tf32, or f16 of each lane scaled "
              "by a power of two (three products at twice the rate; tf32 again where a scale does "
              "not hold); auto: f16")};
   // Above cuda.herk where the GPU has mma.sync (the float types); cuda.onepass stays first.
@@ -745,10 +752,10 @@ CovKernel herk_tc_kernel() {
                (tile == 128 ? ", TILE=128)" : ")");
     }
     if (p.count("SPLIT") && p.at("SPLIT") == 2 &&
-        !(dev.caps.has(Cap::wgmma_sm90a) && d.lanes() <= 128 &&
+        !(dev.caps.has(Cap::wgmma_sm90a) &&
           (tile == 128 || (d.lanes() > 64 && !(p.count("TILE") && p.at("TILE") == 1)))))
-      return "cuda.herk_tc SPLIT=f16 is the one 128-lane wgmma tile (sm_90a; 65-128 real lanes, "
-             "or up to 128 with TILE=128; " +
+      return "cuda.herk_tc SPLIT=f16 is the 128-lane wgmma tiles (sm_90a; more than 64 real "
+             "lanes, or any with TILE=128; " +
              d.shape() + " has " + std::to_string(d.lanes()) + ")";
     if (dev.local_memory < herk_tc_shared_bytes(tile))
       return "cuda.herk_tc with " + std::to_string(tile) + "-lane tiles needs " +
@@ -778,7 +785,7 @@ CovKernel herk_h3_kernel() {
   k.params.params = {param("SPLITK", 0, {0, 8, 16, 32}, 0, 256,
                            "sample ranges (split-K; 0: ranges of at most 8192 samples that fill "
                            "the SMs once)")};
-  // Above cuda.herk_tc from kH3Lanes real lanes on (docs/BENCHMARKS.md, session 12).
+  // Above cuda.herk_tc from kH3Lanes real lanes on (docs/BENCHMARKS.md, sessions 12 and 35).
   k.preference = 7;
   k.min_default_lanes = kH3Lanes;
   k.can_implement = [](const Device& dev, const CovDesc& d, const Params&) -> std::string {

@@ -38,7 +38,7 @@ struct HerkLaunch {
   int tiles = 1, rows = 1, splits = 1, dsplits = 1, pstride = 1, flush = 16;
   bool wg64 = false;       // herk_tc_halves' one tile on wgmma (sm_90a) rather than mma.sync
   float* pilot = nullptr;  // stored by the kernel: each lane's pilot, for the host's merge
-  // The one 128-lane tile's f16 split (herk_tc_f16_shape): each lane's power-of-two scale stored
+  // The 128-lane tiles' f16 split (herk_tc_f16_shape): each lane's power-of-two scale stored
   // beside its pilot (the partials hold scaled sums; the merge divides), and `epoch` put into
   // *redo where a lane's scale did not hold (the host then runs the tf32 split).
   bool f16 = false;
@@ -69,11 +69,11 @@ inline constexpr int kHerkTcChunk = 32;
 inline bool herk_tc_halves(int tile, long long tiles) {
   return tile == 64 && tiles == 1;
 }
-// Where the tensor-core kernel splits into scaled f16 parts instead of tf32 ones: the one
-// 128-lane tile (65-128 real lanes, or at most 128 with TILE=128), whose three products per
-// sample then run at f16's rate and read half the shared-memory bytes.
-inline bool herk_tc_f16_shape(int tile, long long tiles) {
-  return tile == 128 && tiles == 1;
+// Where the tensor-core kernel splits into scaled f16 parts instead of tf32 ones: its 128-lane
+// tiles (more than 64 real lanes, or any with TILE=128), whose three products per sample then
+// run at f16's rate and read half the shared-memory bytes.
+inline bool herk_tc_f16_shape(int tile) {
+  return tile == 128;
 }
 // Launches the tensor-core kernel; it needs at most herk_tc_shared_bytes(l.tile) of shared memory
 // per block, and herk_tc_resident_blocks of a launch of `tiles` lane tiles per batch fit on one SM

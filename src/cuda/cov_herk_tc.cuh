@@ -98,8 +98,9 @@ __device__ __forceinline__ int plane_at(int r, int s0) {
 // past `valid` (TAIL: the range's last chunk) become zero, so they add nothing. On diagonal
 // tiles (F = 16, one panel) it also sums the lanes, each of the row's runs a part (flush_lanes
 // adds them). HALVES (herk_tc_halves launches): w = v - big / 2, split the same way, in place
-// of small (its big part at + small_step, its small part at + 2 small_step).
-template <int T, int COMPS, int F, bool SWIZZLED, bool TAIL, bool HALVES = false>
+// of small (its big part at + small_step, its small part at + 2 small_step). TMA: the raw rows in
+// tma_piece's layout (TMA boxes), else raw_piece's (cp.async copies).
+template <int T, int COMPS, int F, bool SWIZZLED, bool TAIL, bool HALVES = false, bool TMA = false>
 __device__ __forceinline__ void split_chunk(const float* raw, float* planes, int panel_step,
                                             int small_step, const float* pilots, int valid,
                                             float (&lsum)[COMPS]) {
@@ -116,8 +117,10 @@ __device__ __forceinline__ void split_chunk(const float* raw, float* planes, int
 #pragma unroll
   for (int u = 0; u < F / 8; ++u) {
     const int piece = (q * F + 8 * u) / 4;
-    const float4 v0 = *reinterpret_cast<const float4*>(src + raw_piece(r, piece));
-    const float4 v1 = *reinterpret_cast<const float4*>(src + raw_piece(r, piece + 1));
+    const float4 v0 = *reinterpret_cast<const float4*>(
+        src + (TMA ? tma_piece<COMPS>(r, piece) : raw_piece(r, piece)));
+    const float4 v1 = *reinterpret_cast<const float4*>(
+        src + (TMA ? tma_piece<COMPS>(r, piece + 1) : raw_piece(r, piece + 1)));
     const float v[8] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w};
     const int s0 = (q * F + 8 * u) / COMPS;  // the first sample of these 8 floats
 #pragma unroll
@@ -151,24 +154,24 @@ __device__ __forceinline__ void split_chunk(const float* raw, float* planes, int
 
 // split_chunk for one chunk of a tile: diagonal tiles split their one panel in 16-float runs
 // and sum the lanes (HALVES: with the w planes), off-diagonal ones both panels in 32-float runs.
-template <int T, int COMPS, bool SWIZZLED, bool HALVES = false>
+template <int T, int COMPS, bool SWIZZLED, bool HALVES = false, bool TMA = false>
 __device__ __forceinline__ void split_tile_chunk(bool diag, const float* raw, float* planes,
                                                  int panel_step, int small_step,
                                                  const float* pilots, int valid,
                                                  float (&lsum)[COMPS]) {
   const bool tail = valid < kChunk;
   if (diag && tail)
-    split_chunk<T, COMPS, 16, SWIZZLED, true, HALVES>(raw, planes, panel_step, small_step, pilots,
-                                                      valid, lsum);
+    split_chunk<T, COMPS, 16, SWIZZLED, true, HALVES, TMA>(raw, planes, panel_step, small_step,
+                                                           pilots, valid, lsum);
   else if (diag)
-    split_chunk<T, COMPS, 16, SWIZZLED, false, HALVES>(raw, planes, panel_step, small_step, pilots,
-                                                       valid, lsum);
+    split_chunk<T, COMPS, 16, SWIZZLED, false, HALVES, TMA>(raw, planes, panel_step, small_step,
+                                                            pilots, valid, lsum);
   else if (tail)
-    split_chunk<T, COMPS, 32, SWIZZLED, true>(raw, planes, panel_step, small_step, pilots, valid,
-                                              lsum);
+    split_chunk<T, COMPS, 32, SWIZZLED, true, false, TMA>(raw, planes, panel_step, small_step,
+                                                          pilots, valid, lsum);
   else
-    split_chunk<T, COMPS, 32, SWIZZLED, false>(raw, planes, panel_step, small_step, pilots, valid,
-                                               lsum);
+    split_chunk<T, COMPS, 32, SWIZZLED, false, false, TMA>(raw, planes, panel_step, small_step,
+                                                           pilots, valid, lsum);
 }
 
 // Puts v into base[OFFSET], a partial: stored at the range's first flush (so that no launch

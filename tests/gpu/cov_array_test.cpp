@@ -1,7 +1,7 @@
 // CUDA covariance at array scale: cuda.onepass32 / cuda.onepass64 (up to 32 / 64 real lanes, the
 // defaults there past cuda.onepass; cuda.onepass64 up to 65,536 samples), cuda.herk (every
 // sample type), cuda.herk_tc (tensor cores, float samples; the default past them on sm_80+),
-// cuda.herk_h3 (f16-split GEMM on Hopper, the default from 256 real lanes) and cuda.herk_i8 (ci8 on
+// cuda.herk_h3 (f16-split GEMM on Hopper, the default past 512 real lanes) and cuda.herk_i8 (ci8 on
 // the integer tensor cores of Hopper) at 1..1024 channels, batches, windows.
 #include <gtest/gtest.h>
 
@@ -536,7 +536,7 @@ test::CovSamples scaled_samples(std::int64_t C, std::int64_t N, float magnitude)
 }
 
 // The one 128-lane tile with both splits, SPLIT=tf32 and SPLIT=f16 (sm_90a; refused elsewhere
-// and past one tile): lane counts around the warpgroups' rows, chunk tails and odd items, short
+// and on 64-lane tiles): lane counts around the warpgroups' rows, chunk tails and odd items, short
 // and long runs with offset means, both layouts, batches, flushes of one and of an odd count of
 // chunks; lanes of many magnitudes (for f16 from 1e-30 to 1e30: each lane its own scale) and
 // the two cases where the f16 split's scale from the first samples does not hold (growth past
@@ -557,7 +557,7 @@ TEST(CovArrayCuda, HerkTcOne128LaneTileBothSplits) {
         continue;
       }
       if (split == 2) {
-        EXPECT_THROW(choose_cov(d, CovDesc{129, 1000}, "cuda.herk_tc", p), Unsupported);
+        EXPECT_NO_THROW(choose_cov(d, CovDesc{129, 1000}, "cuda.herk_tc", p));
         EXPECT_THROW(choose_cov(d, CovDesc{64, 1000}, "cuda.herk_tc", p), Unsupported);
         EXPECT_THROW(choose_cov(d, CovDesc{100, 1000}, "cuda.herk_tc", {{"SPLIT", 2}, {"TILE", 1}}),
                      Unsupported);
@@ -605,6 +605,58 @@ TEST(CovArrayCuda, HerkTcOne128LaneTileBothSplits) {
   }
 }
 
+// Launches of several 128-lane tiles with both splits (sm_90a): the f16 split's off-diagonal
+// tiles take one chunk of both panels an item, their lanes' scales found by every block that
+// reads them. Lane counts with one to three tile rows and a part-filled last one (complex
+// channels across a tile edge), chunk tails, long runs with offset means, batches, flushes of
+// one and of an odd count of chunks; lanes of many magnitudes in every tile, scales from the
+// first samples that do not hold in lanes of the second and third tile rows (the tf32 split then
+// computes the block), and a NaN or an infinity in a lane of the second tile row.
+TEST(CovArrayCuda, HerkTcManyTilesBothSplits) {
+  REQUIRE_CUDA(devs);
+  for (const Device& d : devs) {
+    if (!d.caps.has(Cap::wgmma_sm90a)) continue;
+    for (std::int64_t split : {1, 2}) {  // tf32, f16
+      const Params p{{"SPLIT", split}};
+      const char* name = split == 1 ? " SPLIT tf32" : " SPLIT f16";
+      for (DType t : kFloatTypes) {
+        const std::int64_t comps = t == DType::c64 ? 2 : 1;
+        for (std::int64_t lanes : {130, 256, 300, 384})
+          for (SampleLayout l : {SampleLayout::Planar, SampleLayout::Interleaved}) {
+            test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, t, lanes / comps, 2, l, 1,
+                                 1e-6, p);
+            test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, t, lanes / comps, 1033, l,
+                                 1, 1e-6, p);
+            test::check_cov_case(d, "cuda.herk_tc", SignalKind::Random, t, lanes / comps, 95, l, 3,
+                                 1e-6, p);
+          }
+        for (std::int64_t n : {31, 33, 65, 97, 4099})
+          test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, t, 300 / comps, n,
+                               SampleLayout::Planar, 2, 1e-6, p);
+        for (std::int64_t flush : {1, 3})
+          test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, t, 136 / comps, 20011,
+                               SampleLayout::Planar, 1, 1e-6, {{"SPLIT", split}, {"FLUSH", flush}});
+        test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, t, 160 / comps, 65599,
+                             SampleLayout::Planar, 1, 1e-6, p);
+        test::check_cov_case(d, "cuda.herk_tc", SignalKind::Offset, t, 144 / comps, 4099,
+                             SampleLayout::Interleaved, 5, 1e-6, p);
+        for (float v : {std::nanf(""), INFINITY, -INFINITY})
+          EXPECT_TRUE(
+              only_channel_non_finite(d, "cuda.herk_tc", p, t, 300 / comps, 5000, 200 / comps, v));
+      }
+      for (int kind = 0; kind < 2; ++kind)
+        EXPECT_LE(cov_error(d, "cuda.herk_tc", p, scale_breaking_samples(150, 20000, kind, 100)),
+                  1e-6)
+            << d.id << name << (kind ? " silent start" : " growth");
+      for (float magnitude : {1e-30f, 1e-6f, 1e6f, 1e30f}) {
+        if (split == 1 && (magnitude < 1e-20f || magnitude > 1e20f)) continue;
+        EXPECT_LE(cov_error(d, "cuda.herk_tc", p, scaled_samples(300, 5000, magnitude)), 1e-6)
+            << d.id << name << " magnitude " << magnitude;
+      }
+    }
+  }
+}
+
 // Long runs (several sample ranges, each of at most 8192 samples in float), offset means, tails
 // that are not whole k-tiles, lanes that are not whole tiles, batches, given split counts, and
 // samples of every magnitude (each lane takes its own power-of-two scale).
@@ -635,16 +687,20 @@ TEST(CovArrayCuda, HerkH3LongRunsScalesAndBatches) {
   }
 }
 
-// From 256 real lanes on, Hopper takes the f16-split GEMM (256 real channels, 128 complex).
-TEST(CovArrayCuda, HerkH3IsTheDefaultFrom256Lanes) {
+// Past four rows of 128-lane tiles (512 real lanes), Hopper takes the f16-split GEMM; up to
+// there cuda.herk_tc's f16 tiles (513 real channels, 257 complex).
+TEST(CovArrayCuda, HerkH3IsTheDefaultPast512Lanes) {
   REQUIRE_CUDA(devs);
   for (const Device& d : devs) {
     if (!d.caps.has(Cap::wgmma_sm90a)) continue;
     EXPECT_EQ(choose_cov(d, CovDesc{1024, 1000}).kernel, "cuda.herk_h3");
-    EXPECT_EQ(choose_cov(d, CovDesc{256, 1000}).kernel, "cuda.herk_h3");
-    EXPECT_EQ(choose_cov(d, CovDesc{128, 1000, SampleLayout::Planar, 1, DType::c64}).kernel,
+    EXPECT_EQ(choose_cov(d, CovDesc{513, 1000}).kernel, "cuda.herk_h3");
+    EXPECT_EQ(choose_cov(d, CovDesc{257, 1000, SampleLayout::Planar, 1, DType::c64}).kernel,
               "cuda.herk_h3");
-    EXPECT_EQ(choose_cov(d, CovDesc{255, 1000}).kernel, "cuda.herk_tc");
+    EXPECT_EQ(choose_cov(d, CovDesc{512, 1000}).kernel, "cuda.herk_tc");
+    EXPECT_EQ(choose_cov(d, CovDesc{256, 1000}).kernel, "cuda.herk_tc");
+    EXPECT_EQ(choose_cov(d, CovDesc{256, 1000, SampleLayout::Planar, 1, DType::c64}).kernel,
+              "cuda.herk_tc");
     EXPECT_EQ(choose_cov(d, CovDesc{64, 1000, SampleLayout::Planar, 1, DType::c64}).kernel,
               "cuda.herk_tc");
   }

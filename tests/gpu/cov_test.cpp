@@ -79,7 +79,8 @@ TEST(CovCuda, SyrkAndCublas) {
           check(d, "cuda.syrk", SignalKind::Offset, c, n, l);
           check(d, "cuda.cublas-dsyrk", SignalKind::Offset, c, n, l);
         }
-    EXPECT_EQ(default_cov_kernel(d, 257), d.caps.has(Cap::wgmma_sm90a) ? "cuda.herk_h3"
+    EXPECT_EQ(default_cov_kernel(d, 257), d.caps.has(Cap::mma_sm80) ? "cuda.herk_tc" : "cuda.herk");
+    EXPECT_EQ(default_cov_kernel(d, 513), d.caps.has(Cap::wgmma_sm90a) ? "cuda.herk_h3"
                                           : d.caps.has(Cap::mma_sm80)  ? "cuda.herk_tc"
                                                                        : "cuda.herk");
     // ssyrk sums all N in float (1.7e-3 measured on an H200 at N = 1000003), so it is not held
