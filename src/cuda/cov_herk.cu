@@ -754,8 +754,8 @@ CovKernel herk_tc_kernel() {
     if (p.count("SPLIT") && p.at("SPLIT") == 2 &&
         !(dev.caps.has(Cap::wgmma_sm90a) &&
           (tile == 128 || (d.lanes() > 64 && !(p.count("TILE") && p.at("TILE") == 1)))))
-      return "cuda.herk_tc SPLIT=f16 is the 128-lane wgmma tiles (sm_90a; more than 64 real "
-             "lanes, or any with TILE=128; " +
+      return "cuda.herk_tc SPLIT=f16 is for the 128-lane wgmma tiles (sm_90a; more than 64 "
+             "real lanes, or any with TILE=128; " +
              d.shape() + " has " + std::to_string(d.lanes()) + ")";
     if (dev.local_memory < herk_tc_shared_bytes(tile))
       return "cuda.herk_tc with " + std::to_string(tile) + "-lane tiles needs " +
