@@ -607,11 +607,11 @@ TEST(CovArrayCuda, HerkTcOne128LaneTileBothSplits) {
 
 // Launches of several 128-lane tiles with both splits (sm_90a): the f16 split's off-diagonal
 // tiles take one chunk of both panels an item, their lanes' scales found by every block that
-// reads them. Lane counts with one to three tile rows and a part-filled last one (complex
-// channels across a tile edge), chunk tails, long runs with offset means, batches, flushes of
-// one and of an odd count of chunks; lanes of many magnitudes in every tile, scales from the
-// first samples that do not hold in lanes of the second and third tile rows (the tf32 split then
-// computes the block), and a NaN or an infinity in a lane of the second tile row.
+// reads them. Lane counts of two and three tile rows, the last one full or part-filled, chunk
+// tails, long runs with offset means, batches, flushes of one and of an odd count of chunks;
+// lanes of many magnitudes in every tile, scales from the first samples that do not hold in
+// lanes of every tile row (the tf32 split then computes the block), and a NaN or an infinity in
+// a lane of the second tile row.
 TEST(CovArrayCuda, HerkTcManyTilesBothSplits) {
   REQUIRE_CUDA(devs);
   for (const Device& d : devs) {
