@@ -98,9 +98,9 @@ __device__ __forceinline__ int plane_at(int r, int s0) {
 // past `valid` (TAIL: the range's last chunk) become zero, so they add nothing. On diagonal
 // tiles (F = 16, one panel) it also sums the lanes, each of the row's runs a part (flush_lanes
 // adds them). HALVES (herk_tc_halves launches): w = v - big / 2, split the same way, in place
-// of small (its big part at + small_step, its small part at + 2 small_step). TMA: the raw rows in
-// tma_piece's layout (TMA boxes), else raw_piece's (cp.async copies).
-template <int T, int COMPS, int F, bool SWIZZLED, bool TAIL, bool HALVES = false, bool TMA = false>
+// of small (its big part at + small_step, its small part at + 2 small_step). SWIZZLED (the wgmma
+// tiles) also reads the raw rows in tma_piece's layout (TMA boxes), else raw_piece's (cp.async).
+template <int T, int COMPS, int F, bool SWIZZLED, bool TAIL, bool HALVES = false>
 __device__ __forceinline__ void split_chunk(const float* raw, float* planes, int panel_step,
                                             int small_step, const float* pilots, int valid,
                                             float (&lsum)[COMPS]) {
@@ -118,9 +118,9 @@ __device__ __forceinline__ void split_chunk(const float* raw, float* planes, int
   for (int u = 0; u < F / 8; ++u) {
     const int piece = (q * F + 8 * u) / 4;
     const float4 v0 = *reinterpret_cast<const float4*>(
-        src + (TMA ? tma_piece<COMPS>(r, piece) : raw_piece(r, piece)));
+        src + (SWIZZLED ? tma_piece<COMPS>(r, piece) : raw_piece(r, piece)));
     const float4 v1 = *reinterpret_cast<const float4*>(
-        src + (TMA ? tma_piece<COMPS>(r, piece + 1) : raw_piece(r, piece + 1)));
+        src + (SWIZZLED ? tma_piece<COMPS>(r, piece + 1) : raw_piece(r, piece + 1)));
     const float v[8] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w};
     const int s0 = (q * F + 8 * u) / COMPS;  // the first sample of these 8 floats
 #pragma unroll
@@ -154,24 +154,24 @@ __device__ __forceinline__ void split_chunk(const float* raw, float* planes, int
 
 // split_chunk for one chunk of a tile: diagonal tiles split their one panel in 16-float runs
 // and sum the lanes (HALVES: with the w planes), off-diagonal ones both panels in 32-float runs.
-template <int T, int COMPS, bool SWIZZLED, bool HALVES = false, bool TMA = false>
+template <int T, int COMPS, bool SWIZZLED, bool HALVES = false>
 __device__ __forceinline__ void split_tile_chunk(bool diag, const float* raw, float* planes,
                                                  int panel_step, int small_step,
                                                  const float* pilots, int valid,
                                                  float (&lsum)[COMPS]) {
   const bool tail = valid < kChunk;
   if (diag && tail)
-    split_chunk<T, COMPS, 16, SWIZZLED, true, HALVES, TMA>(raw, planes, panel_step, small_step,
-                                                           pilots, valid, lsum);
+    split_chunk<T, COMPS, 16, SWIZZLED, true, HALVES>(raw, planes, panel_step, small_step, pilots,
+                                                      valid, lsum);
   else if (diag)
-    split_chunk<T, COMPS, 16, SWIZZLED, false, HALVES, TMA>(raw, planes, panel_step, small_step,
-                                                            pilots, valid, lsum);
+    split_chunk<T, COMPS, 16, SWIZZLED, false, HALVES>(raw, planes, panel_step, small_step, pilots,
+                                                       valid, lsum);
   else if (tail)
-    split_chunk<T, COMPS, 32, SWIZZLED, true, false, TMA>(raw, planes, panel_step, small_step,
-                                                          pilots, valid, lsum);
+    split_chunk<T, COMPS, 32, SWIZZLED, true>(raw, planes, panel_step, small_step, pilots, valid,
+                                              lsum);
   else
-    split_chunk<T, COMPS, 32, SWIZZLED, false, false, TMA>(raw, planes, panel_step, small_step,
-                                                           pilots, valid, lsum);
+    split_chunk<T, COMPS, 32, SWIZZLED, false>(raw, planes, panel_step, small_step, pilots, valid,
+                                               lsum);
 }
 
 // Puts v into base[OFFSET], a partial: stored at the range's first flush (so that no launch
@@ -303,22 +303,16 @@ __device__ __forceinline__ void lane_pilots(const HerkLaunch& l, const Work& w, 
   }
 }
 
-// Starts the copies of chunk c's raw samples (the tile's two panels; one on a diagonal tile)
-// to `raw`; none past the last chunk.
+// Chunk c's raw samples (the tile's two panels; one on a diagonal tile) into the ring stage at
+// `raw` as one cp.async group (empty past the last chunk, so that group counts stay in step).
 template <int T, int COMPS>
-__device__ __forceinline__ void copy_chunk(const HerkLaunch& l, const Work& w, int c, float* raw) {
+__device__ __forceinline__ void fetch_chunk(const HerkLaunch& l, const Work& w, int c, float* raw) {
   if (c < w.chunks) {
     const float* xb = l.x + w.b * l.bstep;
     const long long s = w.n0 + static_cast<long long>(c) * w.step;
     copy_panel<T, COMPS>(l, xb, w.ti * T / COMPS, s, raw);
     if (!w.diag) copy_panel<T, COMPS>(l, xb, w.tj * T / COMPS, s, raw + kRawPanel<T>);
   }
-}
-// Chunk c into the ring stage at `raw` as one cp.async group (empty past the last chunk, so that
-// group counts stay in step).
-template <int T, int COMPS>
-__device__ __forceinline__ void fetch_chunk(const HerkLaunch& l, const Work& w, int c, float* raw) {
-  copy_chunk<T, COMPS>(l, w, c, raw);
   cp_commit();
 }
 
@@ -357,20 +351,23 @@ inline CUtensorMap raw_map(const HerkLaunch& l, int tile) {
   return map;
 }
 
-// Host side, for either kernel: its dynamic shared memory allowed (per launch: the attribute
-// belongs to the current device's context), a launch over (tiles * splits, batches), and how
-// many blocks fit on one SM.
+// Host side, for every kernel: its dynamic shared memory allowed (per launch: the attribute
+// belongs to the current device's context), a launch over (tiles * splits, batches) with the
+// kernel's arguments after the HerkLaunch (the TMA kernels' sample map), and how many blocks fit
+// on one SM.
 using Kernel = void (*)(HerkLaunch);
 template <class K>
 inline void allow_shared(K k, std::size_t bytes) {
   KAFEL_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(bytes)));
 }
-inline void launch_kernel(Kernel k, int threads, std::size_t bytes, const HerkLaunch& l,
-                          cudaStream_t stream, const char* name) {
+template <class... Args>
+inline void launch_kernel(void (*k)(HerkLaunch, Args...), int threads, std::size_t bytes,
+                          const HerkLaunch& l, cudaStream_t stream, const char* name,
+                          const Args&... args) {
   allow_shared(k, bytes);
   const dim3 grid(static_cast<unsigned>(l.blocks()), static_cast<unsigned>(l.batches));
-  k<<<grid, threads, bytes, stream>>>(l);
+  k<<<grid, threads, bytes, stream>>>(l, args...);
   KAFEL_CUDA_CHECK_LAUNCH(name);
 }
 template <class K>

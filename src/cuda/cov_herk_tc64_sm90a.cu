@@ -265,12 +265,8 @@ int herk_wg64_resident_blocks(int ordinal, int comps) {
 }
 
 void launch_herk_wg64(const HerkLaunch& l, cudaStream_t stream) {
-  const auto k = l.comps == 2 ? cov_herk_wg64<2> : cov_herk_wg64<1>;
-  const CUtensorMap map = raw_map(l, T);
-  allow_shared(k, kSharedBytes);
-  const dim3 grid(static_cast<unsigned>(l.blocks()), static_cast<unsigned>(l.batches));
-  k<<<grid, kThreads, kSharedBytes, stream>>>(l, map);
-  KAFEL_CUDA_CHECK_LAUNCH("cov_herk_wg64");
+  launch_kernel(l.comps == 2 ? cov_herk_wg64<2> : cov_herk_wg64<1>, kThreads, kSharedBytes, l,
+                stream, "cov_herk_wg64", raw_map(l, T));
 }
 
 }  // namespace kafel::cuda

@@ -213,12 +213,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     } else if (w.diag) {
 #pragma unroll 1
       for (int h = 0; h < 2; ++h)
-        split_tile_chunk<T, COMPS, true, false, true>(true, raw + h * kRawPanel<T>,
-                                                      dst + h * 2 * kPlane, 2 * kPlane, kPlane,
-                                                      pilots, valid(2 * i + h), lsum);
+        split_tile_chunk<T, COMPS, true>(true, raw + h * kRawPanel<T>, dst + h * 2 * kPlane,
+                                         2 * kPlane, kPlane, pilots, valid(2 * i + h), lsum);
     } else {
-      split_tile_chunk<T, COMPS, true, false, true>(false, raw, dst, 2 * kPlane, kPlane, pilots,
-                                                    valid(i), lsum);
+      split_tile_chunk<T, COMPS, true>(false, raw, dst, 2 * kPlane, kPlane, pilots, valid(i), lsum);
     }
     fence_proxy_async_smem();  // written by this thread, read by wgmma (the async proxy)
   };
@@ -471,14 +469,11 @@ void launch_herk_wg(const HerkLaunch& l, cudaStream_t stream) {
                      : multi
                          ? (l.comps == 2 ? cov_herk_wg<2, true, true> : cov_herk_wg<1, true, true>)
                          : (l.comps == 2 ? cov_herk_wg<2, true> : cov_herk_wg<1, true>);
-  const CUtensorMap map = raw_map(l, T);
   const std::size_t bytes = !l.f16  ? kSharedBytes<false, false>
                             : multi ? kSharedBytes<true, true>
                                     : kSharedBytes<true, false>;
-  allow_shared(k, bytes);
-  const dim3 grid(static_cast<unsigned>(l.blocks()), static_cast<unsigned>(l.batches));
-  k<<<grid, kThreads, bytes, stream>>>(l, map);
-  KAFEL_CUDA_CHECK_LAUNCH(l.f16 ? "cov_herk_wg f16" : "cov_herk_wg");
+  launch_kernel(k, kThreads, bytes, l, stream, l.f16 ? "cov_herk_wg f16" : "cov_herk_wg",
+                raw_map(l, T));
 }
 
 }  // namespace kafel::cuda
