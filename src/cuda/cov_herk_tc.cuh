@@ -21,8 +21,8 @@ namespace kafel::cuda::herk_tc {
 
 constexpr int kChunk = kHerkTcChunk;
 // A raw panel: the T / COMPS channel rows of one chunk, kChunk * COMPS floats each, 16-byte
-// piece p of row r stored at p ^ (r % 8) (the split pass reads the same piece of 8 rows at once:
-// on distinct banks).
+// piece p of row r stored at p ^ (r % 8) by cp.async (raw_piece; TMA's swizzle: tma_piece), so
+// that the split pass reads the same piece of 8 rows at once on distinct banks.
 template <int COMPS>
 constexpr int kRawRow = kChunk* COMPS;
 template <int T>
