@@ -24,9 +24,9 @@ constexpr int kLd = kTile + 4;                     // shared row stride (float4-
 constexpr std::int64_t kMinRange = 1024;
 // cuda.herk_h3 is the default from this many real lanes on: past four rows of 128-lane tiles,
 // where cuda.herk_tc's f16 split re-reads and re-splits each panel in every tile of its row and
-// column (H100, session 35, same call: f32 x 262,144 at 256 / 384 lanes 0.208-0.212 / 0.413
-// against 0.345 / 0.550 ms, cf32 256 x 262,144 0.746 against 0.784; 640 f32 x 131,072 0.638
-// against 0.566, 1024 x 65,536 0.743 against 0.556).
+// column (H100, session 35, same call: 384 f32 x 262,144 0.413 against 0.550 ms, cf32 256 x
+// 262,144 0.746 against 0.784; 640 f32 x 131,072 0.638 against 0.566, 1024 x 65,536 0.743
+// against 0.556; 256 f32 x 262,144 0.208-0.212 against 0.345 in the call before).
 constexpr std::int64_t kH3Lanes = 513;
 
 // The split GEMM's configuration, for its shared-memory check.

@@ -112,8 +112,8 @@ __device__ __forceinline__ void split_chunk_f16(const float* raw, std::uint8_t* 
 // half the space, so it keeps three items' (MULTI: four) and one accumulator: one barrier per
 // item, and 64 registers more for the split pass (H100, session 33: 64 cf32 x 1M 0.261-0.269
 // -> 0.248-0.249 ms). MULTI (launches of several tiles): an off-diagonal tile's item is one
-// chunk of both panels (PACKED planes), two of them chained per fold (H100, session 35: 256 f32
-// x 262,144 0.345 ms on cuda.herk_h3, 0.350 on the tf32 split -> 0.208-0.212).
+// chunk of both panels (PACKED planes), two of them chained per fold (H100, session 35, two
+// calls: 256 f32 x 262,144 0.345 ms on cuda.herk_h3, 0.350 on the tf32 split -> 0.208-0.212).
 template <int COMPS, bool F16SPLIT, bool MULTI = false>
 __global__ void __launch_bounds__(kThreads, 1)
     cov_herk_wg(const HerkLaunch l, const __grid_constant__ CUtensorMap map) {
